@@ -1,0 +1,206 @@
+# shellcheck shell=bash
+# Shared bootstrap for `make test` and `make demo` on a bare Debian 12 machine:
+# root, no container daemon running, only PyPI and Debian's apt reachable.
+# Based on ../shared/molecule-recipe.md (recipe A: docker.io + dockerd + mmdebstrap).
+#
+# Knobs (environment):
+#   GLM53_WORK      scratch dir for the venv, collections, logs (default /var/tmp/glm53-ci)
+#   WITH_JAMMY=1    also build an Ubuntu 22.04 image (optional; skipped with a reason if the
+#                   Ubuntu archive does not answer)
+#   KEEP_DAEMON=1   leave dockerd running at exit
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORK=${GLM53_WORK:-/var/tmp/glm53-ci}
+VENV=$WORK/venv
+T0=${T0:-$(date +%s)}
+mkdir -p "$WORK"
+
+# Pins for the controller toolchain. ansible-core 2.21 needs Python >= 3.12.
+CORE_PIN='ansible-core>=2.21,<2.22'
+BUNDLE_PIN='ansible>=14,<15'
+TOOL_PINS=(
+  'molecule>=26,<27' 'molecule-plugins[docker]>=26' 'pytest-testinfra>=10,<11'
+  'ansible-lint>=25' 'yamllint>=1.35' 'pytest>=8' 'pytest-xdist>=3'
+)
+# Packages inside the systemd test images. Changing this list changes the image tag.
+IMAGE_PACKAGES=python3,python3-venv,systemd,systemd-sysv,dbus,sudo,tmux,procps,psmisc,iproute2,ca-certificates,git,curl
+IMAGE_TAG=$(printf '%s' "$IMAGE_PACKAGES" | sha1sum | cut -c1-10)
+export GLM53_IMAGE_BOOKWORM="local/glm53-bookworm-systemd:$IMAGE_TAG"
+export GLM53_IMAGE_JAMMY="local/glm53-jammy-systemd:$IMAGE_TAG"
+
+step() { printf '\n==== [+%4ss] %s\n' "$(( $(date +%s) - T0 ))" "$*"; }
+
+ensure_apt() {
+  local missing=()
+  command -v dockerd >/dev/null || missing+=(docker.io)
+  command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
+  command -v systemd-analyze >/dev/null || missing+=(systemd)
+  command -v tmux >/dev/null || missing+=(tmux)
+  command -v git >/dev/null || missing+=(git)
+  if [ ${#missing[@]} -gt 0 ]; then
+    step "apt: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      "${missing[@]}" ca-certificates >/dev/null
+  fi
+}
+
+find_python312() {
+  local c
+  for c in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[2-9]*/bin/python3 /usr/bin/python3.1[2-9] /usr/local/bin/python3.1[2-9]; do
+    if [ -x "$c" ] && "$c" -c 'import sys,ssl,venv; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+      echo "$c"; return 0
+    fi
+  done
+  return 1
+}
+
+ensure_venv() {
+  local stamp want py
+  want=$(printf '%s\n' "$CORE_PIN" "${TOOL_PINS[@]}" | sha1sum | cut -c1-10)
+  stamp=$VENV/.glm53-pins
+  if [ -x "$VENV/bin/ansible" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    :
+  else
+    step "venv: $CORE_PIN and the test tools"
+    py=$(find_python312) || { echo "no Python >= 3.12 found (pyenv or /usr/bin); ansible-core 2.21 needs it" >&2; return 1; }
+    rm -rf "$VENV"
+    "$py" -m venv "$VENV"
+    "$VENV/bin/pip" install -q --upgrade pip
+    "$VENV/bin/pip" install -q "$CORE_PIN" "${TOOL_PINS[@]}"
+    echo "$want" >"$stamp"
+  fi
+  # shellcheck disable=SC1091
+  . "$VENV/bin/activate"
+  # The stand-in engine's own tests run on the controller too.
+  pip install -q --no-deps --no-build-isolation -e "$REPO/tests/standin" 2>/dev/null \
+    || pip install -q -e "$REPO/tests/standin"
+}
+
+# Galaxy is unreachable: unpack the needed collections and their dependency closure
+# from the PyPI `ansible` wheel.
+ensure_collections() {
+  local want
+  want="community.docker ansible.posix community.general"
+  if [ -f "$WORK/collections/.done" ] && [ "$(cat "$WORK/collections/.done")" = "$want" ]; then
+    :
+  else
+    step "collections from the PyPI '$BUNDLE_PIN' wheel: $want"
+    rm -rf "$WORK/wheels" "$WORK/collections"
+    pip download -q --no-deps -d "$WORK/wheels" "$BUNDLE_PIN"
+    python - "$WORK/collections" "$WORK"/wheels/ansible-*.whl "$REPO/galaxy.yml" $want <<'EOF'
+import json, sys, zipfile, yaml
+dest, whl, galaxy, *todo = sys.argv[1:]
+todo += list((yaml.safe_load(open(galaxy)) or {}).get("dependencies") or {})
+done, files = set(), []
+with zipfile.ZipFile(whl) as z:
+    names = z.namelist()
+    while todo:
+        c = todo.pop()
+        if c in done:
+            continue
+        done.add(c)
+        pre = "ansible_collections/%s/" % c.replace(".", "/")
+        mine = [n for n in names if n.startswith(pre)]
+        if not mine:
+            sys.exit("collection %s is not in %s" % (c, whl))
+        files += mine
+        todo += list(json.loads(z.read(pre + "MANIFEST.json"))["collection_info"].get("dependencies") or {})
+    z.extractall(dest, files)
+print("unpacked %d files: %s" % (len(files), " ".join(sorted(done))))
+EOF
+    rm -rf "$WORK/wheels"
+    echo "$want" >"$WORK/collections/.done"
+  fi
+  export ANSIBLE_COLLECTIONS_PATH="$WORK/collections:$HOME/.ansible/collections"
+}
+
+DOCKERD_STARTED=0
+start_dockerd() {
+  _try_dockerd() {
+    setsid dockerd --storage-driver="$1" >"$WORK/dockerd.log" 2>&1 </dev/null &
+    echo $! >"$WORK/dockerd.pid"
+    for _ in $(seq 1 120); do
+      docker info >/dev/null 2>&1 && return 0
+      kill -0 "$(cat "$WORK/dockerd.pid")" 2>/dev/null || break
+      sleep 0.5
+    done
+    return 1
+  }
+  if docker info >/dev/null 2>&1; then
+    echo "a docker daemon is already running; using it (it will not be stopped)"
+    return 0
+  fi
+  step "dockerd (background, overlay2)"
+  if ! _try_dockerd overlay2; then
+    tail -20 "$WORK/dockerd.log"; echo "overlay2 failed, retrying with vfs (slower, more disk)"
+    kill "$(cat "$WORK/dockerd.pid")" 2>/dev/null || true; sleep 2
+    _try_dockerd vfs || { tail -30 "$WORK/dockerd.log"; return 1; }
+  fi
+  DOCKERD_STARTED=1
+  docker info --format 'server {{.ServerVersion}}, storage {{.Driver}}, cgroup v{{.CgroupVersion}}'
+}
+
+stop_dockerd() {
+  local pid ids
+  [ "$DOCKERD_STARTED" = 1 ] || return 0
+  [ "${KEEP_DAEMON:-0}" = 1 ] && { echo "KEEP_DAEMON=1: dockerd left running (pid $(cat "$WORK/dockerd.pid"))"; return 0; }
+  ids=$(docker ps -aq --filter label=owner=molecule 2>/dev/null || true)
+  # shellcheck disable=SC2086
+  [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1
+  pid=$(cat "$WORK/dockerd.pid")
+  kill -TERM "$pid" 2>/dev/null
+  for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  if kill -0 "$pid" 2>/dev/null; then echo "dockerd $pid still alive, killing"; kill -KILL "$pid"; fi
+  rm -f "$WORK/dockerd.pid"
+  DOCKERD_STARTED=0
+  echo "dockerd $pid stopped"
+}
+
+MASK='getty.target console-getty.service systemd-sysctl.service systemd-udevd.service
+ systemd-udev-trigger.service systemd-remount-fs.service sys-kernel-debug.mount
+ sys-kernel-tracing.mount dev-hugepages.mount systemd-firstboot.service
+ systemd-modules-load.service systemd-timesyncd.service'
+
+build_image() {  # tag suite mirror-line [mmdebstrap options...]
+  local tag=$1 suite=$2 mirror=$3; shift 3
+  if docker image inspect "$tag" >/dev/null 2>&1; then echo "$tag exists"; return 0; fi
+  step "image $tag (mmdebstrap $suite + docker import)"
+  # shellcheck disable=SC2086
+  mmdebstrap --quiet --variant=minbase "$@" \
+    --include="$IMAGE_PACKAGES" \
+    --customize-hook="chroot \"\$1\" systemctl mask $(echo $MASK) >/dev/null 2>&1 || true" \
+    --customize-hook='chroot "$1" systemctl set-default multi-user.target >/dev/null 2>&1' \
+    --customize-hook=': > "$1/etc/machine-id"' \
+    --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
+    "$suite" "$WORK/$suite.tar" "$mirror"
+  docker import -c 'ENV container=docker' -c 'ENV LANG=C.UTF-8' -c 'CMD ["/lib/systemd/systemd"]' \
+    "$WORK/$suite.tar" "$tag" >/dev/null
+  rm -f "$WORK/$suite.tar"
+  echo "built $tag"
+}
+
+ensure_images() {
+  build_image "$GLM53_IMAGE_BOOKWORM" bookworm "deb http://deb.debian.org/debian bookworm main"
+  if [ "${WITH_JAMMY:-0}" = 1 ]; then
+    if ! curl -fsI --max-time 10 http://archive.ubuntu.com/ubuntu/dists/jammy/Release >/dev/null 2>&1; then
+      echo "SKIP ubuntu 22.04 image: archive.ubuntu.com did not answer (it is not a promised registry here)"
+      return 0
+    fi
+    local K="$WORK/apt-trixie"
+    mkdir -p "$K/lists/partial" "$K/cache/archives/partial"
+    echo 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main' >"$K/sources.list"
+    local KA=(-o Dir::Etc::SourceList="$K/sources.list" -o Dir::Etc::SourceParts=/dev/null
+              -o Dir::State::Lists="$K/lists" -o Dir::Cache="$K/cache" -o APT::Sandbox::User=root)
+    apt-get "${KA[@]}" -qq update
+    (cd "$K" && apt-get "${KA[@]}" -qq download ubuntu-keyring)
+    dpkg-deb -x "$K"/ubuntu-keyring_*_all.deb "$K/root"
+    build_image "$GLM53_IMAGE_JAMMY" jammy \
+      "deb http://archive.ubuntu.com/ubuntu jammy main universe" \
+      --keyring="$K/root/usr/share/keyrings/ubuntu-archive-keyring.gpg"
+  fi
+}
+
+# Molecule scenarios live in the top-level molecule/ folder, not extensions/molecule/.
+export MOLECULE_GLOB='molecule/*/molecule.yml'
+export PY_COLORS=0 ANSIBLE_FORCE_COLOR=0 ANSIBLE_NOCOLOR=1 NO_COLOR=1

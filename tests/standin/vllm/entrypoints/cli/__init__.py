@@ -1,0 +1,1 @@
+# Test double: package marker of the fake vLLM engine.
