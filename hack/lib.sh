@@ -37,6 +37,8 @@ ensure_apt() {
   command -v systemd-analyze >/dev/null || missing+=(systemd)
   command -v tmux >/dev/null || missing+=(tmux)
   command -v git >/dev/null || missing+=(git)
+  command -v rsync >/dev/null || missing+=(rsync)
+  command -v shellcheck >/dev/null || missing+=(shellcheck)
   if [ ${#missing[@]} -gt 0 ]; then
     step "apt: ${missing[*]}"
     apt-get update -qq
@@ -88,6 +90,7 @@ ensure_collections() {
     step "collections from the PyPI '$BUNDLE_PIN' wheel: $want"
     rm -rf "$WORK/wheels" "$WORK/collections"
     pip download -q --no-deps -d "$WORK/wheels" "$BUNDLE_PIN"
+    # shellcheck disable=SC2086  # $want is a word list on purpose
     python - "$WORK/collections" "$WORK"/wheels/ansible-*.whl "$REPO/galaxy.yml" $want <<'EOF'
 import json, sys, zipfile, yaml
 dest, whl, galaxy, *todo = sys.argv[1:]
@@ -157,19 +160,20 @@ stop_dockerd() {
   echo "dockerd $pid stopped"
 }
 
-MASK='getty.target console-getty.service systemd-sysctl.service systemd-udevd.service
- systemd-udev-trigger.service systemd-remount-fs.service sys-kernel-debug.mount
- sys-kernel-tracing.mount dev-hugepages.mount systemd-firstboot.service
- systemd-modules-load.service systemd-timesyncd.service'
+MASK=(getty.target console-getty.service systemd-sysctl.service systemd-udevd.service
+  systemd-udev-trigger.service systemd-remount-fs.service sys-kernel-debug.mount
+  sys-kernel-tracing.mount dev-hugepages.mount systemd-firstboot.service
+  systemd-modules-load.service systemd-timesyncd.service)
 
 build_image() {  # tag suite mirror-line [mmdebstrap options...]
   local tag=$1 suite=$2 mirror=$3; shift 3
   if docker image inspect "$tag" >/dev/null 2>&1; then echo "$tag exists"; return 0; fi
   step "image $tag (mmdebstrap $suite + docker import)"
-  # shellcheck disable=SC2086
+  # The hooks run in mmdebstrap's shell, where $1 is the new root: single quotes are meant.
+  # shellcheck disable=SC2016
   mmdebstrap --quiet --variant=minbase "$@" \
     --include="$IMAGE_PACKAGES" \
-    --customize-hook="chroot \"\$1\" systemctl mask $(echo $MASK) >/dev/null 2>&1 || true" \
+    --customize-hook="chroot \"\$1\" systemctl mask ${MASK[*]} >/dev/null 2>&1 || true" \
     --customize-hook='chroot "$1" systemctl set-default multi-user.target >/dev/null 2>&1' \
     --customize-hook=': > "$1/etc/machine-id"' \
     --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \

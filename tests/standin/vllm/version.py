@@ -7,3 +7,5 @@ except ImportError as exc:
     warnings.warn(f"Failed to read commit hash:\n{exc}", RuntimeWarning, stacklevel=2)
     __version__ = "dev"
     __version_tuple__ = (0, 0, __version__)
+
+__all__ = ["__version__", "__version_tuple__"]

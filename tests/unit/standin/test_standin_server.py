@@ -85,7 +85,7 @@ def test_max_tokens_cut_gives_length_and_null_content(standin):
 
 
 def test_traditional_chinese_answer(standin):
-    _, body = standin.chat("用一句話介紹自己")
+    body = standin.chat("用一句話介紹自己")[1]
     content = body["choices"][0]["message"]["content"]
     assert re.search(r"[\u4e00-\u9fff]", content)
     assert "個" in content and "个" not in content and "语" not in content
@@ -94,7 +94,7 @@ def test_traditional_chinese_answer(standin):
 @pytest.mark.parametrize("question,answer", [("What is 17 * 23?", "391"), ("Compute 1234 + 4321", "5555"),
                                              ("What is 100 minus 58?", "42"), ("計算 12 × 12", "144")])
 def test_arithmetic(standin, question, answer):
-    _, body = standin.chat(question)
+    body = standin.chat(question)[1]
     assert body["choices"][0]["message"]["content"].endswith(f"= {answer}")
 
 
@@ -105,18 +105,18 @@ NEEDLE_PROMPT = (
 
 
 def test_needle_found(standin):
-    _, body = standin.chat(NEEDLE_PROMPT)
+    body = standin.chat(NEEDLE_PROMPT)[1]
     msg = body["choices"][0]["message"]
     assert "4729103" in msg["content"] and "8812345" not in msg["content"]
 
 
 def test_needle_absent_is_not_invented(standin):
-    _, body = standin.chat(NEEDLE_PROMPT.replace("for brave-otter mentioned", "for shy-lynx mentioned"))
+    body = standin.chat(NEEDLE_PROMPT.replace("for brave-otter mentioned", "for shy-lynx mentioned"))[1]
     assert not re.search(r"\d{7}", body["choices"][0]["message"]["content"])
 
 
 def test_chat_template_kwargs_thinking_off_puts_reasoning_in_content(standin):
-    _, body = standin.chat("Hello", chat_template_kwargs={"enable_thinking": False})
+    body = standin.chat("Hello", chat_template_kwargs={"enable_thinking": False})[1]
     msg = body["choices"][0]["message"]
     assert msg["reasoning"] is None and "</think>" in msg["content"]
 
@@ -151,18 +151,18 @@ def test_prompt_too_long_is_400_bad_request(standin_factory):
     assert "maximum context length is 300 tokens" in err["message"]
     assert "you requested 100 output tokens" in err["message"]
     # exactly at the limit (prompt + max_tokens == max_model_len) is accepted
-    _, tok = s.request("POST", "/tokenize", {"messages": [{"role": "user", "content": long_prompt}]})
-    status, _ = s.request("POST", "/v1/chat/completions",
-                          {"messages": [{"role": "user", "content": long_prompt}], "max_tokens": 300 - tok["count"]})
+    tok = s.request("POST", "/tokenize", {"messages": [{"role": "user", "content": long_prompt}]})[1]
+    status = s.request("POST", "/v1/chat/completions",
+                       {"messages": [{"role": "user", "content": long_prompt}], "max_tokens": 300 - tok["count"]})[0]
     assert status == 200
 
 
 def test_tokenize_chat_form_matches_usage(standin):
     messages = [{"role": "user", "content": "Hello there, 12345 and 用一句話"}]
-    _, tok = standin.request("POST", "/tokenize", {"messages": messages, "add_generation_prompt": True})
-    _, prompt_form = standin.request("POST", "/tokenize", {"prompt": "Hello there"})
+    tok = standin.request("POST", "/tokenize", {"messages": messages, "add_generation_prompt": True})[1]
+    prompt_form = standin.request("POST", "/tokenize", {"prompt": "Hello there"})[1]
     assert tok["max_model_len"] == 524288 and isinstance(tok["tokens"], list) and tok["token_strs"] is None
-    _, body = standin.request("POST", "/v1/chat/completions", {"messages": messages, "max_tokens": 2048})
+    body = standin.request("POST", "/v1/chat/completions", {"messages": messages, "max_tokens": 2048})[1]
     assert body["usage"]["prompt_tokens"] == tok["count"]
     assert prompt_form["count"] == 4  # [gMASK] <sop> Hello ·there
 
@@ -173,10 +173,10 @@ def test_metrics_requests_running_tracks_in_flight(standin_factory):
     t = threading.Thread(target=s.chat, args=("Hello",))
     t.start()
     time.sleep(0.5)
-    _, text = s.request("GET", "/metrics")
+    text = s.request("GET", "/metrics")[1]
     assert re.search(r'^vllm:num_requests_running\{engine="0",model_name="glm53-flash-awq"\} 1\.0$', text, re.M)
     t.join()
-    _, text = s.request("GET", "/metrics")
+    text = s.request("GET", "/metrics")[1]
     assert re.search(r"^vllm:num_requests_running\{.*\} 0\.0$", text, re.M)
     assert re.search(r'^vllm:request_success_total\{.*finished_reason="stop"\} 1\.0$', text, re.M)
 
@@ -184,7 +184,7 @@ def test_metrics_requests_running_tracks_in_flight(standin_factory):
 # ---------------------------------------------------------------- bad behaviours
 def test_gibberish_runs_to_the_limit(standin_factory):
     s = standin_factory(env={"VLLM_STANDIN_BEHAVIOUR": "gibberish"}).start().wait_ready()
-    _, body = s.chat("Hello", max_tokens=300)
+    body = s.chat("Hello", max_tokens=300)[1]
     choice = body["choices"][0]
     assert choice["finish_reason"] == "length" and body["usage"]["completion_tokens"] == 300
     words = choice["message"]["content"].split()
@@ -193,7 +193,7 @@ def test_gibberish_runs_to_the_limit(standin_factory):
 
 def test_unclosed_reasoning_leaves_content_null(standin_factory):
     s = standin_factory(env={"VLLM_STANDIN_BEHAVIOUR": "unclosed_reasoning"}).start().wait_ready()
-    _, body = s.chat("Hello")
+    body = s.chat("Hello")[1]
     choice = body["choices"][0]
     assert choice["finish_reason"] == "length" and choice["message"]["content"] is None
     assert len(choice["message"]["reasoning"]) > 1000
@@ -201,7 +201,7 @@ def test_unclosed_reasoning_leaves_content_null(standin_factory):
 
 def test_needle_lossy_keeps_words_loses_digits(standin_factory):
     s = standin_factory(env={"VLLM_STANDIN_BEHAVIOUR": "needle_lossy"}).start().wait_ready()
-    _, body = s.chat(NEEDLE_PROMPT)
+    body = s.chat(NEEDLE_PROMPT)[1]
     content = body["choices"][0]["message"]["content"]
     assert "brave-otter" in content and "4729103" not in content and re.search(r"\d{7}", content)
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import signal
 import socket
 import sys

@@ -28,9 +28,9 @@ class ShmBlocks:
         self._maps: list[mmap.mmap] = []
         pid = os.getpid()
         alphabet = string.ascii_lowercase + string.digits
-        names = [(f"psm_{secrets.token_hex(4)}", 1024 * 1024) for _ in range(2)]
-        names += [("sem.mp-" + "".join(random.choices(alphabet, k=8)), 32) for _ in range(3 * max(1, min(ranks, 8)))]
-        names += [(f"torch_{pid}_{random.randrange(1 << 32)}_0", 4064) for _ in range(2)]
+        names = [(f"psm_{secrets.token_hex(4)}", 1024 * 1024) for _idx in range(2)]
+        names += [("sem.mp-" + "".join(random.choices(alphabet, k=8)), 32) for _idx in range(3 * max(1, min(ranks, 8)))]
+        names += [(f"torch_{pid}_{random.randrange(1 << 32)}_0", 4064) for _idx in range(2)]
         for name, size in names:
             path = os.path.join(directory, name)
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)

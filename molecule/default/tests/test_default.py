@@ -1,0 +1,32 @@
+"""Verify the default scenario: systemd as PID 1 and the engine answering as a systemd service."""
+import json
+
+
+def test_systemd_is_pid1(host):
+    assert host.run("cat /proc/1/comm").stdout.strip() == "systemd"
+    assert host.run("systemctl is-system-running").stdout.strip() in ("running", "degraded")
+
+
+def test_engine_runs_as_a_systemd_service(host):
+    svc = host.service("vllm-standin")
+    assert svc.is_running and svc.is_enabled
+    main_pid = host.run("systemctl show -p MainPID --value vllm-standin").stdout.strip()
+    assert main_pid != "0"
+    assert "vllm serve" in host.file(f"/proc/{main_pid}/cmdline").content_string.replace("\0", " ")
+
+
+def test_models_endpoint_reports_served_name_and_context(host):
+    out = host.check_output("curl -sf http://127.0.0.1:8000/v1/models")
+    card = json.loads(out)["data"][0]
+    assert card["id"] == "glm53-flash-awq"
+    assert card["max_model_len"] == 524288
+
+
+def test_chat_completion_has_reasoning_and_content(host):
+    body = json.dumps({"model": "glm53-flash-awq", "max_tokens": 2048,
+                       "messages": [{"role": "user", "content": "What is 21 * 2?"}]})
+    out = host.check_output(
+        f"curl -sf http://127.0.0.1:8000/v1/chat/completions -H 'Content-Type: application/json' -d '{body}'")
+    msg = json.loads(out)["choices"][0]["message"]
+    assert msg["reasoning"]
+    assert msg["content"].endswith("= 42")
