@@ -8,11 +8,11 @@ import tempfile
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
 FAKES = os.path.join(REPO, "tests", "fakes")
 
-_root = tempfile.mkdtemp(prefix="glm53-collections-")
+COLLECTIONS_ROOT = _root = tempfile.mkdtemp(prefix="glm53-collections-")
 os.makedirs(os.path.join(_root, "ansible_collections", "glm53"))
 os.symlink(REPO, os.path.join(_root, "ansible_collections", "glm53", "serving"))
 sys.path.insert(0, _root)

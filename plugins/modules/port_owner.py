@@ -1,0 +1,175 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: glm53.serving contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: port_owner
+short_description: Which processes listen on a TCP port, and which systemd unit and user they belong to
+version_added: "0.1.0"
+description:
+  - Reads C(/proc/net/tcp) and C(/proc/net/tcp6) for sockets in LISTEN state on the port (a socket that is
+    bound but not yet listening, as vLLM's while it loads, is reported under RV(bound)), then finds the
+    processes holding those sockets through C(/proc/<pid>/fd), with their user, command line and the
+    systemd unit of their cgroup.
+  - Standard library only; needs root to see other users' processes.
+author:
+  - glm53.serving contributors
+options:
+  port:
+    description: TCP port.
+    type: int
+    required: true
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+notes:
+  - Changes nothing on the host.
+"""
+
+EXAMPLES = r"""
+- name: Who holds the serve port?
+  glm53.serving.port_owner:
+    port: 8000
+  register: port
+"""
+
+RETURN = r"""
+listening:
+  description: Whether any socket listens on the port.
+  returned: success
+  type: bool
+  sample: true
+bound:
+  description: Whether any socket is bound to the port without listening (a vLLM server still loading).
+  returned: success
+  type: bool
+  sample: false
+processes:
+  description: Processes holding a socket on the port (listening or bound).
+  returned: success
+  type: list
+  elements: dict
+  sample:
+    - pid: 303
+      user: glm53
+      name: vllm
+      cmdline: /opt/glm53/venv/bin/python3 /opt/glm53/venv/bin/vllm serve ...
+      unit: vllm-glm53.service
+      state: listen
+"""
+
+import os
+import pwd
+import re
+
+from ansible.module_utils.basic import AnsibleModule
+
+_LISTEN, _CLOSE = "0A", "07"
+
+
+def _sockets(port):
+    found = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                next(f, None)
+                for line in f:
+                    parts = line.split()
+                    if len(parts) < 10:
+                        continue
+                    local_port = int(parts[1].rsplit(":", 1)[1], 16)
+                    state, inode = parts[3], parts[9]
+                    remote_port = int(parts[2].rsplit(":", 1)[1], 16)
+                    if local_port != port or inode == "0":
+                        continue
+                    if state == _LISTEN:
+                        found[inode] = "listen"
+                    elif state == _CLOSE and remote_port == 0:
+                        found.setdefault(inode, "bound")
+        except OSError:
+            continue
+    return found
+
+
+def _unit(pid):
+    try:
+        with open("/proc/%d/cgroup" % pid) as f:
+            text = f.read()
+    except OSError:
+        return None
+    units = re.findall(r"/([^/\n]+\.(?:service|scope))", text)
+    return units[-1] if units else None
+
+
+def _user(pid):
+    try:
+        uid = os.stat("/proc/%d" % pid).st_uid
+        return pwd.getpwuid(uid).pw_name
+    except (OSError, KeyError):
+        return None
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def owners(port):
+    sockets = _sockets(port)
+    wanted = dict(("socket:[%s]" % inode, state) for inode, state in sockets.items())
+    procs = []
+    if wanted:
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            pid = int(name)
+            fd_dir = "/proc/%d/fd" % pid
+            try:
+                fds = os.listdir(fd_dir)
+            except OSError:
+                continue
+            states = set()
+            for fd in fds:
+                try:
+                    target = os.readlink(os.path.join(fd_dir, fd))
+                except OSError:
+                    continue
+                if target in wanted:
+                    states.add(wanted[target])
+            if states:
+                procs.append({
+                    "pid": pid,
+                    "user": _user(pid),
+                    "name": (_read("/proc/%d/comm" % pid) or "").strip() or None,
+                    "cmdline": (_read("/proc/%d/cmdline" % pid) or "").replace("\0", " ").strip() or None,
+                    "unit": _unit(pid),
+                    "state": "listen" if "listen" in states else "bound",
+                })
+    return {
+        "listening": "listen" in sockets.values(),
+        "bound": "bound" in sockets.values(),
+        "processes": sorted(procs, key=lambda p: p["pid"]),
+    }
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(port=dict(type="int", required=True)), supports_check_mode=True)
+    port = module.params["port"]
+    if not 0 < port < 65536:
+        module.fail_json(msg="port must be between 1 and 65535, got %d" % port)
+    module.exit_json(changed=False, **owners(port))
+
+
+if __name__ == "__main__":
+    main()

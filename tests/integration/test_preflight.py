@@ -1,0 +1,118 @@
+"""The preflight role refuses bad hosts with a message naming the variable, before any change.
+
+Runs ansible-playbook for real against this machine (connection local) with tests/fakes/nvidia-smi
+serving captured and edited nvidia-smi outputs. A good host passes and writes its evidence; each bad
+host fails in preflight, and neither the evidence nor the change that follows is written.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from conftest import COLLECTIONS_ROOT, FAKES, FIXTURES
+
+PLAYBOOK = os.path.join(os.path.dirname(__file__), "preflight", "playbook.yml")
+
+
+def run_preflight(tmp_path, case="l40s-8x", **overrides):
+    evidence = tmp_path / "evidence"
+    marker = tmp_path / "marker"
+    extra = {
+        "fake_nvidia_smi_dir": os.path.join(FIXTURES, "nvidia-smi", case),
+        "marker": str(marker),
+        "preflight_nvidia_smi": os.path.join(FAKES, "nvidia-smi"),
+        "preflight_evidence_dir": str(evidence),
+        "preflight_disk_requirements": [{"path": str(tmp_path / "build"), "min_free_gib": 1, "purpose": "builds"},
+                                        {"path": str(tmp_path / "models" / "x"), "min_free_gib": 1,
+                                         "purpose": "weights"}],
+        "preflight_shm_min_size_mib": 64, "preflight_shm_min_free_mib": 32,
+        "preflight_min_memory_gib": 1,
+        "preflight_python_interpreter": sys.executable,
+        "preflight_python_version": "%d.%d" % sys.version_info[:2],
+        "preflight_serve_port": _free_port(),
+        "preflight_gcc_min_version": "9",
+        "ansible_python_interpreter": sys.executable,
+        **overrides,
+    }
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_LOCALHOST_WARNING": "false", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
+           "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default"}
+    proc = subprocess.run(["ansible-playbook", "-i", "localhost,", PLAYBOOK, "-e", json.dumps(extra)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    return proc, evidence / "preflight.json", marker
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_good_host_passes_and_records_evidence(tmp_path):
+    proc, evidence, marker = run_preflight(tmp_path, preflight_skip_checks=["cuda_toolkit"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert marker.exists()
+    record = json.loads(evidence.read_text())
+    assert record["skipped"] == ["cuda_toolkit"] and "cuda_toolkit" not in record["passed"]
+    assert "gpu_compute_capability" in record["passed"] and record["compute_capabilities"] == ["8.9"]
+    assert record["gpus"] == ["NVIDIA L40S"] * 8 and record["driver_version"] == "580.159.04"
+
+
+@pytest.fixture
+def foreign_listener():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    yield s.getsockname()[1]
+    s.close()
+
+
+BAD_HOSTS = {
+    "h200": ({"case": "h200"}, ["compute capability 9.0", "preflight_gpu_compute_capability", "NVIDIA H200"]),
+    "gpu_missing": ({"case": "l40s-7x"}, ["shows 7 GPU(s)", "preflight_tensor_parallel_size=8"]),
+    "old_driver": ({"case": "l40s-8x-old-driver"}, ["535.183.01", "preflight_driver_min_version=580"]),
+    "foreign_gpu_process": ({"case": "l40s-8x-foreign-process"},
+                            ["pid 4242", "12034 MiB on GPU 3", "preflight_gpu_allowed_users"]),
+    "driver_not_loaded": ({"case": "driver-not-loaded"}, ["NVIDIA driver is not loaded", "couldn't communicate"]),
+    "small_shm": ({"preflight_shm_min_size_mib": 10**8}, ["preflight_shm_min_size_mib=100000000", "/dev/shm"]),
+    "full_disk": ({"preflight_disk_requirements": [{"path": "/var/tmp/glm53-weights", "min_free_gib": 10**7,
+                                                   "purpose": "weights"}]},
+                  ["/var/tmp/glm53-weights (weights)", "preflight_disk_requirements asks for 10000000 GiB"]),
+    "small_memory": ({"preflight_min_memory_gib": 10**5}, ["preflight_min_memory_gib is 100000", "OOM-killed"]),
+    "no_python": ({"preflight_python_interpreter": "python3.10-not-installed"},
+                  ["preflight_python_interpreter=python3.10-not-installed cannot build a venv"]),
+    "wrong_python": ({"preflight_python_version": "3.10" if sys.version_info[:2] != (3, 10) else "3.9"},
+                     ["not preflight_python_version="]),
+    "missing_tools": ({"preflight_required_commands": ["git", "no-such-compiler"]},
+                      ["Missing from PATH: no-such-compiler", "preflight_required_commands"]),
+    "old_gcc": ({"preflight_gcc_min_version": "99.1"}, ["older than preflight_gcc_min_version=99.1"]),
+    "no_system_nvcc": ({"preflight_cuda_toolkit": "system", "preflight_nvcc": "/nonexistent/nvcc"},
+                       ["preflight_nvcc=/nonexistent/nvcc is not an executable"]),
+    "unknown_skip": ({"preflight_skip_checks": ["gpu_cout"]}, ["preflight_skip_checks", "gpu_cout"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_HOSTS))
+def test_bad_host_is_refused_before_any_change(tmp_path, name):
+    overrides, expected = BAD_HOSTS[name]
+    overrides = dict(overrides)
+    case = overrides.pop("case", "l40s-8x")
+    proc, evidence, marker = run_preflight(tmp_path, case=case, **overrides)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    for text in expected:
+        assert text in out, "%r not in the failure:\n%s" % (text, out[-3000:])
+    assert not evidence.exists() and not marker.exists(), "a refused host was changed"
+
+
+def test_port_held_by_a_foreign_process_is_refused(tmp_path, foreign_listener):
+    proc, evidence, marker = run_preflight(tmp_path, preflight_serve_port=foreign_listener)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "preflight_serve_port=%d is held by pid %d" % (foreign_listener, os.getpid()) in out
+    assert not evidence.exists() and not marker.exists()
