@@ -72,7 +72,8 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 
-_LISTEN, _CLOSE = "0A", "07"
+_LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp
+_CLOSE = "07"  # TCP_CLOSE: bound, not listening
 
 
 def _sockets(port):

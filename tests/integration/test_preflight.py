@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -54,13 +55,22 @@ def _free_port():
 
 
 def test_good_host_passes_and_records_evidence(tmp_path):
-    proc, evidence, marker = run_preflight(tmp_path, preflight_skip_checks=["cuda_toolkit"])
+    port = _free_port()
+    proc, evidence, marker = run_preflight(tmp_path, preflight_skip_checks=["build_tools"], preflight_serve_port=port)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert marker.exists()
     record = json.loads(evidence.read_text())
-    assert record["skipped"] == ["cuda_toolkit"] and "cuda_toolkit" not in record["passed"]
+    assert record["skipped"] == ["build_tools"] and "build_tools" not in record["passed"]
+    assert record["deferred"] == ["cuda_toolkit"] and "cuda_toolkit" not in record["passed"]
+    assert record["passed"] == ["gpu_driver", "gpu_compute_capability", "gpu_count", "gpu_foreign_processes", "shm",
+                                "disk", "memory", "python", "serve_port"]
     assert "gpu_compute_capability" in record["passed"] and record["compute_capabilities"] == ["8.9"]
     assert record["gpus"] == ["NVIDIA L40S"] * 8 and record["driver_version"] == "580.159.04"
+    # a second run on the same host changes nothing
+    proc, evidence, marker = run_preflight(tmp_path, preflight_skip_checks=["build_tools"], preflight_serve_port=port)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"localhost\s+:\s+ok=\d+\s+changed=0\s", proc.stdout.split("PLAY RECAP")[1])
+    assert json.loads(evidence.read_text()) == record
 
 
 @pytest.fixture

@@ -30,3 +30,16 @@ def test_chat_completion_has_reasoning_and_content(host):
     msg = json.loads(out)["choices"][0]["message"]
     assert msg["reasoning"]
     assert msg["content"].endswith("= 42")
+
+
+def test_preflight_evidence_records_the_skip(host):
+    f = host.file("/var/lib/glm53/evidence/preflight.json")
+    assert f.exists and f.mode == 0o644
+    record = json.loads(f.content_string)
+    assert record["skipped"] == ["build_tools"] and record["deferred"] == ["cuda_toolkit"]
+    assert "gpu_compute_capability" in record["passed"] and record["compute_capabilities"] == ["8.9"]
+    assert record["gpus"] == ["NVIDIA L40S"] * 8
+
+
+def test_refused_h200_run_left_no_evidence(host):
+    assert not host.file("/tmp/h200-evidence/preflight.json").exists
