@@ -43,3 +43,9 @@ def test_preflight_evidence_records_the_skip(host):
 
 def test_refused_h200_run_left_no_evidence(host):
     assert not host.file("/tmp/h200-evidence/preflight.json").exists
+
+
+def test_model_digest_cache_covers_every_shard(host):
+    cache = json.loads(host.file("/var/cache/glm53/model-verify.json").content_string)
+    shards = [p for p in cache if p.startswith("/srv/models/GLM-5.3-Flash-AWQ-INT4/")]
+    assert len(shards) == 6 and all(len(v["sha256"]) == 64 for v in cache.values())

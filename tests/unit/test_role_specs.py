@@ -1,0 +1,52 @@
+"""Every role's meta/argument_specs.yml, defaults/main.yml and README list the same variables."""
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROLES = sorted(d for d in os.listdir(os.path.join(REPO, "roles")) if not d.startswith("."))
+
+
+def _load(role, *parts):
+    with open(os.path.join(REPO, "roles", role, *parts)) as f:
+        return yaml.safe_load(f) or {}
+
+
+def test_there_are_roles():
+    assert ROLES
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_defaults_match_argument_specs(role):
+    defaults = _load(role, "defaults", "main.yml")
+    options = _load(role, "meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
+    assert sorted(defaults) == sorted(options), "defaults/main.yml and meta/argument_specs.yml list different variables"
+    for name, spec in options.items():
+        assert name.startswith(role + "_"), f"{name} lacks the {role}_ prefix"
+        assert spec.get("description"), f"{name} has no description"
+        if "default" in spec:
+            assert spec["default"] == defaults[name], f"{name}: spec default {spec['default']!r} != {defaults[name]!r}"
+        else:
+            assert spec.get("required") or defaults[name] is None, f"{name}: no default in the spec"
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_readme_lists_every_variable(role):
+    readme = open(os.path.join(REPO, "roles", role, "README.md")).read()
+    documented = set(re.findall(r"^\| `(%s_\w+)`" % role, readme, re.M))
+    assert documented == set(_load(role, "defaults", "main.yml"))
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_default_has_a_comment(role):
+    lines = open(os.path.join(REPO, "roles", role, "defaults", "main.yml")).read().splitlines()
+    for i, line in enumerate(lines):
+        if re.match(r"^%s_\w+:" % role, line):
+            j = i - 1
+            while j >= 0 and re.match(r"^%s_\w+:" % role, lines[j]):
+                j -= 1  # a group of related variables shares one comment
+            assert j >= 0 and lines[j].startswith("#"), f"{line.split(':')[0]} has no comment"
