@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmark: first vs cached verification of a safetensors checkpoint (glm53.serving.model_verify's logic).
 
     python hack/bench_model_verify.py [--shards 8] [--shard-mib 128] [--workers 4]

@@ -1,21 +1,14 @@
-"""Make this checkout importable as ansible_collections.glm53.serving and run modules in-process."""
+"""Shared fixtures: run modules in-process (the collection is importable through testlib)."""
 from __future__ import annotations
 
 import json
 import os
 import sys
-import tempfile
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(REPO, "tests", "fixtures")
-FAKES = os.path.join(REPO, "tests", "fakes")
-
-COLLECTIONS_ROOT = _root = tempfile.mkdtemp(prefix="glm53-collections-")
-os.makedirs(os.path.join(_root, "ansible_collections", "glm53"))
-os.symlink(REPO, os.path.join(_root, "ansible_collections", "glm53", "serving"))
-sys.path.insert(0, _root)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import testlib  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
 
 
 class ModuleResult(dict):
@@ -36,7 +29,6 @@ def run_module(capsys):
         with patch_module_args(args):
             with pytest.raises(SystemExit):
                 module.main()
-        out = capsys.readouterr().out
-        return ModuleResult(json.loads(out))
+        return ModuleResult(json.loads(capsys.readouterr().out))
 
     return run

@@ -16,7 +16,7 @@ description:
     (free as an unprivileged user sees it, C(f_bavail)).
   - Used by the C(glm53.serving.preflight) role for C(/dev/shm), the build directory and the model directory.
 author:
-  - glm53.serving contributors
+  - glm53.serving contributors (@glm53)
 options:
   paths:
     description: Paths to look at. They need not exist.
@@ -25,10 +25,13 @@ options:
     required: true
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   idempotent:
+    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
     support: full
 notes:
   - Changes nothing on the host.

@@ -17,7 +17,7 @@ description:
   - A host with the driver loaded but no GPU returns an empty list; deciding whether that is acceptable is
     the caller's job (the C(glm53.serving.preflight) role refuses it).
 author:
-  - glm53.serving contributors
+  - glm53.serving contributors (@glm53)
 options:
   nvidia_smi:
     description: Name or path of the C(nvidia-smi) binary.
@@ -29,10 +29,13 @@ options:
     default: true
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   idempotent:
+    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
     support: full
 notes:
   - Changes nothing on the host.

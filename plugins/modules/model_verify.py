@@ -20,7 +20,7 @@ description:
     (path, size, mtime), so an unchanged model re-verifies in seconds.
   - Fails listing every missing, truncated or corrupt shard by name.
 author:
-  - glm53.serving contributors
+  - glm53.serving contributors (@glm53)
 options:
   path:
     description: The model directory.
@@ -55,10 +55,13 @@ options:
     default: 4
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   idempotent:
+    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
     support: full
 notes:
   - Never changes the model; the only file it writes is its digest cache, which is not reported as a change.

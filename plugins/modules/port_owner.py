@@ -17,7 +17,7 @@ description:
     systemd unit of their cgroup.
   - Standard library only; needs root to see other users' processes.
 author:
-  - glm53.serving contributors
+  - glm53.serving contributors (@glm53)
 options:
   port:
     description: TCP port.
@@ -25,10 +25,13 @@ options:
     required: true
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   idempotent:
+    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
     support: full
 notes:
   - Changes nothing on the host.

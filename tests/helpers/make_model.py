@@ -1,6 +1,5 @@
-#!/usr/bin/env python3
 # Test helper: writes a small but well-formed safetensors checkpoint (shards, index, config, manifest).
-"""make_model.py DIR [--shards N] [--shard-mib M] [--manifest FILE]
+"""python3 make_model.py DIR [--shards N] [--shard-mib M] [--manifest FILE]
 
 Shards are real safetensors files (8-byte header length, JSON header with dtype/shape/data_offsets,
 then the tensor bytes, random so every shard hashes differently); the index maps every tensor to its
@@ -46,7 +45,7 @@ def make_model(directory, shards=4, shard_mib=1.0, manifest=None):
         tensors = [("model.layers.%d.mlp.experts.w%d.qweight" % (i, j), per_tensor) for j in (1, 2)]
         digests[name], nbytes = write_shard(os.path.join(directory, name), tensors)
         total += nbytes
-        weight_map.update((t, name) for t, _ in tensors)
+        weight_map.update((t, name) for t, _size in tensors)
     with open(os.path.join(directory, "model.safetensors.index.json"), "w") as f:
         json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=1)
     with open(os.path.join(directory, "config.json"), "w") as f:

@@ -8,10 +8,9 @@ import sys
 
 import pytest
 
-from conftest import COLLECTIONS_ROOT, REPO
+from testlib import COLLECTIONS_ROOT
 
-sys.path.insert(0, os.path.join(REPO, "tests", "helpers"))
-from make_model import make_model  # noqa: E402  pylint: disable=wrong-import-position
+from make_model import make_model
 
 PLAYBOOK = os.path.join(os.path.dirname(__file__), "model", "playbook.yml")
 
@@ -21,7 +20,7 @@ def run_role(**extra):
            "ANSIBLE_LOCALHOST_WARNING": "false", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false"}
     extra = {"ansible_python_interpreter": sys.executable, **extra}
     return subprocess.run(["ansible-playbook", "-i", "localhost,", PLAYBOOK, "-e", json.dumps(extra)],
-                          capture_output=True, text=True, env=env, timeout=300)
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
 
 
 def test_local_weights_verify_and_second_run_hashes_nothing(tmp_path):

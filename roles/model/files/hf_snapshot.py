@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: glm53.serving contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
@@ -26,7 +25,8 @@ def main():
     changed = False
     try:  # already complete in the cache: nothing to fetch
         path = snapshot_download(a.repo, revision=a.revision, cache_dir=a.cache_dir, local_files_only=True)
-    except Exception:  # pylint: disable=broad-except  (any miss means: download)
+    # Any miss in the local cache means: download.
+    except Exception:  # pylint: disable=broad-exception-caught
         path = snapshot_download(a.repo, revision=a.revision, cache_dir=a.cache_dir)
         changed = True
     if not os.path.exists(a.manifest_out):  # a pinned revision's checksums never change

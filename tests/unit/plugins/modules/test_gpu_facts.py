@@ -9,9 +9,7 @@ import pytest
 from ansible_collections.glm53.serving.plugins.module_utils import _nvidia_smi as nsmi
 from ansible_collections.glm53.serving.plugins.modules import gpu_facts
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
-FIXTURES = os.path.join(REPO, "tests", "fixtures")
-FAKES = os.path.join(REPO, "tests", "fakes")
+from testlib import FAKES, FIXTURES
 
 FAKE = os.path.join(FAKES, "nvidia-smi")
 

@@ -2,15 +2,11 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
-
 import pytest
 
 from ansible_collections.glm53.serving.plugins.modules import model_verify
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "helpers"))
-from make_model import make_model  # noqa: E402  pylint: disable=wrong-import-position
+from make_model import make_model
 
 SHARDS = ["model-%05d-of-00004.safetensors" % i for i in range(1, 5)]
 
