@@ -8,7 +8,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import testlib  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
+from testlib import StandIn  # noqa: E402  pylint: disable=wrong-import-position
 
 
 class ModuleResult(dict):
@@ -32,3 +32,24 @@ def run_module(capsys):
         return ModuleResult(json.loads(capsys.readouterr().out))
 
     return run
+
+
+@pytest.fixture
+def standin_factory(tmp_path):
+    made = []
+
+    def make(**kwargs):
+        d = tmp_path / f"s{len(made)}"
+        d.mkdir()
+        s = StandIn(d, **kwargs)
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.stop()
+
+
+@pytest.fixture
+def standin(standin_factory):
+    return standin_factory().start().wait_ready()

@@ -1,9 +1,15 @@
 """Paths shared by the tests, and this checkout importable as ansible_collections.glm53.serving."""
 from __future__ import annotations
 
+import json
 import os
+import socket
+import subprocess
 import sys
 import tempfile
+import time
+import urllib.error
+import urllib.request
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
@@ -15,3 +21,91 @@ os.makedirs(os.path.join(COLLECTIONS_ROOT, "ansible_collections", "glm53"))
 os.symlink(REPO, os.path.join(COLLECTIONS_ROOT, "ansible_collections", "glm53", "serving"))
 sys.path.insert(0, COLLECTIONS_ROOT)
 sys.path.insert(0, HELPERS)
+
+
+# ---------------------------------------------------------------- the vLLM stand-in as a process
+VLLM = [sys.executable, "-m", "vllm.entrypoints.cli.main"]
+REFERENCE_FLAGS = [
+    "--served-model-name", "glm53-flash-awq", "--tensor-parallel-size", "8", "--host", "127.0.0.1",
+    "--max-model-len", "524288", "--no-enable-prefix-caching",
+    "--hf-overrides", '{"text_config": {"index_topk": null, "index_n_heads": null, "index_head_dim": null, '
+                      '"index_kpool": null}}',
+    "--compilation-config", '{"cudagraph_mode": "FULL_DECODE_ONLY"}', "--gpu-memory-utilization", "0.94",
+    "--max-num-batched-tokens", "4096", "--reasoning-parser", "glm47", "--tool-call-parser", "glm47",
+    "--enable-auto-tool-choice",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class StandIn:
+    def __init__(self, tmp_path, env=None, flags=None, model_dir=None):
+        self.port = free_port()
+        self.shm = tmp_path / "shm"
+        self.shm.mkdir(exist_ok=True)
+        self.model = model_dir or tmp_path / "model"
+        self.model.mkdir(exist_ok=True)
+        self.log = tmp_path / "server.log"
+        self.env = {**os.environ, "VLLM_STANDIN_SHM_DIR": str(self.shm), **(env or {})}
+        if "VLLM_API_KEY" not in (env or {}):
+            self.env.pop("VLLM_API_KEY", None)
+        flags = REFERENCE_FLAGS if flags is None else flags
+        self.argv = [*VLLM, "serve", str(self.model), *flags, "--port", str(self.port)]
+        self.proc = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self):
+        self._logf = open(self.log, "wb")
+        self.proc = subprocess.Popen(self.argv, env=self.env, stdout=self._logf, stderr=subprocess.STDOUT)
+        return self
+
+    def wait_ready(self, timeout=20.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"stand-in exited {self.proc.returncode}:\n{self.log.read_text()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError("stand-in did not listen in time:\n" + self.log.read_text())
+
+    def request(self, method, path, body=None, headers=None, timeout=30):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json", **(headers or {})})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                raw = resp.read()
+                status = resp.status
+        except urllib.error.HTTPError as err:
+            raw, status = err.read(), err.code
+        text = raw.decode()
+        try:
+            return status, json.loads(text) if text else None
+        except json.JSONDecodeError:
+            return status, text
+
+    def chat(self, content, **extra):
+        body = {"model": "glm53-flash-awq", "messages": [{"role": "user", "content": content}],
+                "max_tokens": 2048, **extra}
+        return self.request("POST", "/v1/chat/completions", body)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc:
+            self._logf.close()

@@ -1,0 +1,122 @@
+# -*- coding: utf-8 -*-
+# Copyright: glm53.serving contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""A small client for vLLM's OpenAI-compatible server, on Ansible's open_url (standard library only).
+
+It tells apart what the probes must tell apart: a port that refuses connections (vLLM still loading),
+an HTTP error with vLLM's error body, a timeout, and a good JSON answer.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import socket
+import time
+
+from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
+from ansible.module_utils.urls import open_url
+
+
+class ProbeConnectionRefused(Exception):
+    """Nothing listens on the port (yet): vLLM binds but does not listen while it loads."""
+
+
+class ProbeTimeout(Exception):
+    pass
+
+
+class ProbeHTTPError(Exception):
+    def __init__(self, status, body, url):
+        self.status, self.body, self.url = status, body, url
+        super().__init__("HTTP %s from %s: %s" % (status, url, error_message(body)))
+
+
+def error_message(body):
+    """vLLM's error shapes: {"error": {"message": ...}}, {"error": "Unauthorized"}, {"detail": ...}."""
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict):
+            return "%s: %s" % (err.get("type", "error"), err.get("message"))
+        if err:
+            return str(err)
+        if body.get("detail"):
+            return str(body["detail"])
+    return str(body)[:500]
+
+
+def _refused(exc):
+    reason = getattr(exc, "reason", exc)
+    return isinstance(reason, ConnectionRefusedError) or getattr(reason, "errno", None) == errno.ECONNREFUSED
+
+
+class OpenAIClient:
+    def __init__(self, base_url, api_key=None, timeout=60.0, validate_certs=True):
+        self.base_url = base_url.rstrip("/")
+        if self.base_url.endswith("/v1"):
+            self.base_url = self.base_url[:-3]
+        self.api_key = api_key
+        self.timeout = timeout
+        self.validate_certs = validate_certs
+
+    def request(self, method, path, body=None, timeout=None):
+        """Return (status, parsed body, elapsed seconds). Raises the Probe* exceptions."""
+        url = self.base_url + path
+        headers = {"Accept": "application/json"}
+        data = None
+        if body is not None:
+            data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        if self.api_key:
+            headers["Authorization"] = "Bearer %s" % self.api_key
+        t0 = time.monotonic()
+        try:
+            resp = open_url(url, data=data, method=method, headers=headers, timeout=timeout or self.timeout,
+                            validate_certs=self.validate_certs, follow_redirects="safe", use_proxy=False)
+            raw = resp.read()
+            status = resp.getcode()
+        except HTTPError as exc:
+            raw = exc.read() if hasattr(exc, "read") else b""
+            raise ProbeHTTPError(exc.code, _parse(raw), url)
+        except URLError as exc:
+            if _refused(exc):
+                raise ProbeConnectionRefused(url)
+            if isinstance(getattr(exc, "reason", None), socket.timeout):
+                raise ProbeTimeout("no answer from %s within %s s" % (url, timeout or self.timeout))
+            raise
+        except ConnectionRefusedError:
+            raise ProbeConnectionRefused(url)
+        except (socket.timeout, TimeoutError):
+            raise ProbeTimeout("no answer from %s within %s s" % (url, timeout or self.timeout))
+        return status, _parse(raw), time.monotonic() - t0
+
+    def get(self, path, timeout=None):
+        return self.request("GET", path, timeout=timeout)
+
+    def post(self, path, body, timeout=None):
+        return self.request("POST", path, body, timeout=timeout)
+
+    def chat(self, model, messages, max_tokens, timeout=None, **extra):
+        body = {"model": model, "messages": messages, "max_tokens": max_tokens}
+        body.update(extra)
+        return self.post("/v1/chat/completions", body, timeout=timeout)
+
+
+def _parse(raw):
+    if not raw:
+        return None
+    text = raw.decode("utf-8", "replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def message_fields(response):
+    """(content, reasoning, finish_reason, usage) from a chat completion; either reasoning name accepted."""
+    choice = (response.get("choices") or [{}])[0]
+    msg = choice.get("message") or {}
+    reasoning = msg.get("reasoning")
+    if reasoning is None:
+        reasoning = msg.get("reasoning_content")
+    return msg.get("content"), reasoning, choice.get("finish_reason"), response.get("usage") or {}

@@ -1,0 +1,208 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: glm53.serving contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: vllm_chat_probe
+short_description: Chat smoke test of a GLM-5.3 endpoint with a garbage detector
+version_added: "0.1.0"
+description:
+  - The model card's verification checklist, through C(/v1/chat/completions) only (raw completions
+    degenerate on this model): a greeting, a Traditional Chinese prompt and simple arithmetic with random
+    operands (checked numerically).
+  - Every answer goes through a garbage detector over content and reasoning (repeated n-grams, a token or
+    character repeated to the end, a low distinct-token ratio, the "scaled-token" signature, empty
+    content). The Chinese answer must be Chinese and contain no Simplified-only character.
+  - Reasoning must be present as C(reasoning) or C(reasoning_content). C(finish_reason=length) with null
+    content is reported as "reasoning ran out of budget", never as a pass.
+  - Fails when any probe fails; every verdict names its signal and quotes an excerpt.
+author:
+  - glm53.serving contributors (@glm53)
+options:
+  base_url:
+    description: The server's base URL.
+    type: str
+    default: http://127.0.0.1:8000
+  api_key:
+    description: API key for C(/v1) endpoints.
+    type: str
+  model:
+    description: The served model name.
+    type: str
+    required: true
+  max_tokens:
+    description: Completion budget per probe; at least 2048 (reasoning eats budget).
+    type: int
+    default: 2048
+  greeting_prompt:
+    description: The greeting.
+    type: str
+    default: Hello! Please greet me back in one short sentence.
+  chinese_prompt:
+    description: The Chinese prompt; the answer must be in Traditional Chinese.
+    type: str
+    default: 用一句話介紹自己
+  math:
+    description: Also ask a multiplication of two random 3-digit numbers and check the result.
+    type: bool
+    default: true
+  require_reasoning:
+    description: Fail when no reasoning field is present.
+    type: bool
+    default: true
+  request_timeout:
+    description: Seconds per request.
+    type: int
+    default: 600
+  validate_certs:
+    description: Verify TLS certificates.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  idempotent:
+    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
+    support: full
+notes:
+  - Changes nothing. Uses only the Python standard library on the target.
+"""
+
+EXAMPLES = r"""
+- name: Smoke-test the chat endpoint
+  glm53.serving.vllm_chat_probe:
+    model: glm53-flash-awq
+    api_key: "{{ vault_vllm_api_key }}"
+"""
+
+RETURN = r"""
+passed:
+  description: Whether every probe passed.
+  returned: always
+  type: bool
+  sample: true
+probes:
+  description: One verdict per probe.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - name: chinese
+      passed: true
+      prompt: 用一句話介紹自己
+      content_excerpt: 我是一個由智譜訓練的大型語言模型…
+      reasoning_present: true
+      finish_reason: stop
+      completion_tokens: 70
+      latency_s: 2.1
+      findings: []
+summary:
+  description: One line per failed probe, naming the signal and quoting an excerpt.
+  returned: always
+  type: list
+  elements: str
+  sample: ["greeting: repeated_ngram in content: the 3-gram 'of the of' makes up 90% of 300 tokens («of the of the…»)"]
+"""
+
+import random
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.glm53.serving.plugins.module_utils._openai_client import (
+    OpenAIClient,
+    ProbeConnectionRefused,
+    ProbeHTTPError,
+    ProbeTimeout,
+    error_message,
+    message_fields,
+)
+from ansible_collections.glm53.serving.plugins.module_utils._text_checks import (
+    excerpt,
+    judge_answer,
+    last_number,
+    traditional_chinese_findings,
+)
+
+MIN_MAX_TOKENS = 2048
+
+
+def run_probe(client, p, name, prompt, extra_check=None):
+    verdict = {"name": name, "prompt": prompt, "passed": False, "findings": []}
+    try:
+        _status, resp, elapsed = client.chat(p["model"], [{"role": "user", "content": prompt}], p["max_tokens"],
+                                             timeout=p["request_timeout"], temperature=0)
+    except ProbeHTTPError as exc:
+        verdict["findings"] = [{"signal": "http_error", "field": "response", "excerpt": error_message(exc.body),
+                                "detail": "HTTP %s" % exc.status}]
+        return verdict
+    except (ProbeConnectionRefused, ProbeTimeout) as exc:
+        verdict["findings"] = [{"signal": "no_answer", "field": "response", "excerpt": "", "detail": str(exc)}]
+        return verdict
+    content, reasoning, finish, usage = message_fields(resp)
+    findings = judge_answer(content, reasoning, finish, p["require_reasoning"])
+    if not findings and extra_check:
+        findings = extra_check(content)
+    verdict.update(
+        passed=not findings, findings=findings, finish_reason=finish, latency_s=round(elapsed, 3),
+        content_excerpt=excerpt(content or ""), reasoning_present=bool(reasoning and str(reasoning).strip()),
+        completion_tokens=usage.get("completion_tokens"), prompt_tokens=usage.get("prompt_tokens"))
+    return verdict
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            base_url=dict(type="str", default="http://127.0.0.1:8000"),
+            api_key=dict(type="str", no_log=True),
+            model=dict(type="str", required=True),
+            max_tokens=dict(type="int", default=MIN_MAX_TOKENS),
+            greeting_prompt=dict(type="str", default="Hello! Please greet me back in one short sentence."),
+            chinese_prompt=dict(type="str", default="用一句話介紹自己"),
+            math=dict(type="bool", default=True),
+            require_reasoning=dict(type="bool", default=True),
+            request_timeout=dict(type="int", default=600),
+            validate_certs=dict(type="bool", default=True),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    if p["max_tokens"] < MIN_MAX_TOKENS:
+        module.fail_json(msg="max_tokens=%d is below %d: GLM-5.3 reasons before it answers and a smaller budget "
+                             "cuts the answer off (the card: max_tokens >= 2048)." % (p["max_tokens"], MIN_MAX_TOKENS))
+    client = OpenAIClient(p["base_url"], p["api_key"], timeout=p["request_timeout"], validate_certs=p["validate_certs"])
+    probes = [run_probe(client, p, "greeting", p["greeting_prompt"]),
+              run_probe(client, p, "chinese", p["chinese_prompt"], traditional_chinese_findings)]
+    if p["math"]:
+        rng = random.SystemRandom()
+        a, b = rng.randint(101, 999), rng.randint(101, 999)
+
+        def check_math(content):
+            got = last_number(content)
+            if got is None or abs(got - a * b) > 1e-6:
+                return [{"signal": "wrong_answer", "field": "content", "excerpt": excerpt(content or ""),
+                         "detail": "%d * %d = %d, the answer's last number is %s" % (a, b, a * b, got)}]
+            return []
+
+        probes.append(run_probe(client, p, "math", "What is %d * %d? Reply with the result." % (a, b), check_math))
+    summary = []
+    for v in probes:
+        for f in v["findings"]:
+            summary.append("%s: %s in %s: %s (%s)" % (v["name"], f["signal"], f["field"], f["detail"],
+                                                      "«%s»" % f["excerpt"] if f["excerpt"] else "no text"))
+    passed = all(v["passed"] for v in probes)
+    result = dict(changed=False, passed=passed, probes=probes, summary=summary)
+    if not passed:
+        module.fail_json(msg="Chat probe failed: " + "; ".join(summary), **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,310 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: glm53.serving contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: vllm_health
+short_description: Wait for a vLLM server to load, then check it in layers
+version_added: "0.1.0"
+description:
+  - Waits through the load. vLLM binds its port at once but listens only when the engine is ready, so
+    "connection refused" means "still loading", not failure. Polls every O(interval) seconds up to
+    O(timeout) (tens of minutes: about 46 shards load in several minutes).
+  - If the server dies while waited on (the systemd unit fails or goes into auto-restart, the tmux session
+    or pane is gone, or C(/health) answers 503), fails at once with the last log lines instead of waiting
+    out the timeout.
+  - Once C(/health) answers 200, checks in layers: the served name is in C(/v1/models) and its
+    C(max_model_len) equals O(max_model_len); optionally a 1-token chat completion.
+author:
+  - glm53.serving contributors (@glm53)
+options:
+  base_url:
+    description: The server's base URL (with or without C(/v1)).
+    type: str
+    default: http://127.0.0.1:8000
+  api_key:
+    description: API key for C(/v1) endpoints.
+    type: str
+  served_model_name:
+    description: The name the model is served under.
+    type: str
+    required: true
+  max_model_len:
+    description: The context the server must report in C(/v1/models); 0 to skip that check.
+    type: int
+    default: 0
+  chat_check:
+    description: Also send a 1-token chat completion.
+    type: bool
+    default: true
+  timeout:
+    description: Seconds to wait for the load.
+    type: int
+    default: 1800
+  interval:
+    description: Seconds between polls while loading.
+    type: float
+    default: 0.5
+  request_timeout:
+    description: Seconds for each request once the server listens.
+    type: int
+    default: 120
+  service_manager:
+    description: How to see whether the server process is still alive while waiting, and where its log is.
+    type: str
+    choices: [none, systemd, tmux]
+    default: none
+  service_name:
+    description: The systemd unit or tmux session name (required unless O(service_manager=none)).
+    type: str
+  pid:
+    description: A server process to watch while waiting (for servers run neither by systemd nor tmux).
+    type: int
+  log_file:
+    description: A log file to quote on failure (when neither journal nor tmux pane has it).
+    type: path
+  log_lines:
+    description: How many log lines to quote on failure.
+    type: int
+    default: 30
+  validate_certs:
+    description: Verify TLS certificates.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  idempotent:
+    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
+    support: full
+notes:
+  - Changes nothing. Uses only the Python standard library on the target.
+"""
+
+EXAMPLES = r"""
+- name: Wait for the engine and check it
+  glm53.serving.vllm_health:
+    base_url: http://127.0.0.1:8000
+    served_model_name: glm53-flash-awq
+    max_model_len: 524288
+    service_manager: systemd
+    service_name: vllm-glm53
+  register: health
+"""
+
+RETURN = r"""
+ready:
+  description: Whether every layer passed.
+  returned: always
+  type: bool
+  sample: true
+load_time_s:
+  description: Seconds from the start of the wait until C(/health) answered 200.
+  returned: always
+  type: float
+  sample: 312.4
+version:
+  description: The server's C(/version).
+  returned: success
+  type: str
+  sample: 0.28.1rc1.dev5+gf2935ce32
+max_model_len:
+  description: The context C(/v1/models) reports for the served name.
+  returned: success
+  type: int
+  sample: 524288
+models:
+  description: The served model ids.
+  returned: success
+  type: list
+  elements: str
+  sample: [glm53-flash-awq]
+layers:
+  description: Each layer's verdict.
+  returned: always
+  type: dict
+  sample: {health: passed, models: passed, chat: passed}
+log_tail:
+  description: The last log lines, when the wait failed.
+  returned: failure
+  type: list
+  elements: str
+  sample: ["ERROR ... EngineCore encountered a fatal error."]
+"""
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.glm53.serving.plugins.module_utils._openai_client import (
+    OpenAIClient,
+    ProbeConnectionRefused,
+    ProbeHTTPError,
+    ProbeTimeout,
+    error_message,
+)
+
+
+def process_state(module):
+    """Return None while the server may still come up, or a reason it will not."""
+    manager, name = module.params["service_manager"], module.params["service_name"]
+    pid = module.params["pid"]
+    if pid:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return "process %d exited" % pid
+        except OSError:
+            return "process %d is gone" % pid
+    if manager == "systemd":
+        rc, out, _err = module.run_command(["systemctl", "show", name, "-p", "ActiveState", "-p", "SubState",
+                                            "-p", "Result", "-p", "NRestarts"])
+        props = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        active, sub = props.get("ActiveState"), props.get("SubState")
+        if active == "failed":
+            return "unit %s failed (result %s)" % (name, props.get("Result"))
+        if sub == "auto-restart":
+            return "unit %s died and is waiting to be restarted (result %s, %s restarts)" % (
+                name, props.get("Result"), props.get("NRestarts"))
+        if active in ("inactive", "deactivating"):
+            return "unit %s is %s" % (name, active)
+    elif manager == "tmux":
+        rc, out, _err = module.run_command(["tmux", "list-panes", "-t", name, "-F", "#{pane_dead}"])
+        if rc != 0:
+            return "tmux session %s is gone" % name
+        if out.split() and all(x == "1" for x in out.split()):
+            return "every pane of tmux session %s is dead" % name
+    return None
+
+
+def log_tail(module):
+    n = module.params["log_lines"]
+    manager, name = module.params["service_manager"], module.params["service_name"]
+    lines = []
+    if manager == "systemd":
+        rc, out, _err = module.run_command(["journalctl", "-u", name, "-n", str(n), "--no-pager", "-o", "cat"])
+        lines = out.splitlines() if rc == 0 else []
+    elif manager == "tmux":
+        rc, out, _err = module.run_command(["tmux", "capture-pane", "-p", "-t", name, "-S", "-%d" % n])
+        lines = [line for line in out.splitlines() if line.strip()][-n:] if rc == 0 else []
+    if not lines and module.params["log_file"]:
+        try:
+            with open(module.params["log_file"], "rb") as f:
+                lines = f.read().decode("utf-8", "replace").splitlines()[-n:]
+        except OSError:
+            pass
+    return lines
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            base_url=dict(type="str", default="http://127.0.0.1:8000"),
+            api_key=dict(type="str", no_log=True),
+            served_model_name=dict(type="str", required=True),
+            max_model_len=dict(type="int", default=0),
+            chat_check=dict(type="bool", default=True),
+            timeout=dict(type="int", default=1800),
+            interval=dict(type="float", default=0.5),
+            request_timeout=dict(type="int", default=120),
+            service_manager=dict(type="str", choices=["none", "systemd", "tmux"], default="none"),
+            service_name=dict(type="str"),
+            pid=dict(type="int"),
+            log_file=dict(type="path"),
+            log_lines=dict(type="int", default=30),
+            validate_certs=dict(type="bool", default=True),
+        ),
+        required_if=[("service_manager", "systemd", ["service_name"]),
+                     ("service_manager", "tmux", ["service_name"])],
+        supports_check_mode=True,
+    )
+    p = module.params
+    client = OpenAIClient(p["base_url"], p["api_key"], timeout=p["request_timeout"],
+                          validate_certs=p["validate_certs"])
+    layers = {"health": "waiting", "models": "not run", "chat": "not run" if p["chat_check"] else "skipped"}
+    t0 = time.monotonic()
+    deadline = t0 + p["timeout"]
+
+    def fail(msg, **extra):
+        module.fail_json(msg=msg, ready=False, layers=layers, load_time_s=round(time.monotonic() - t0, 2),
+                         log_tail=log_tail(module), **extra)
+
+    # 1. wait for /health
+    while True:
+        why = None
+        try:
+            status, _body, _elapsed = client.get("/health", timeout=min(10, p["request_timeout"]))
+            if status == 200:
+                break
+            why = "HTTP %s" % status
+        except ProbeConnectionRefused:
+            why = "connection refused (still loading)"
+        except ProbeHTTPError as exc:
+            if exc.status == 503:
+                layers["health"] = "failed"
+                fail("/health answered 503: the engine is dead (EngineDeadError); vLLM exits shortly after. "
+                     "See log_tail.")
+            why = "HTTP %s" % exc.status
+        except ProbeTimeout:
+            why = "no answer"
+        dead = process_state(module)
+        if dead:
+            layers["health"] = "failed"
+            fail("The server died while loading: %s. Last log lines are in log_tail." % dead)
+        if time.monotonic() >= deadline:
+            layers["health"] = "failed"
+            fail("No healthy server at %s after %d s (last: %s). Loading ~46 shards takes minutes; raise timeout "
+                 "if the log shows steady progress." % (p["base_url"], p["timeout"], why))
+        time.sleep(p["interval"])
+    load_time = round(time.monotonic() - t0, 2)
+    layers["health"] = "passed"
+
+    # 2. /v1/models
+    try:
+        _status, version, _e = client.get("/version")
+        _status, models, _e = client.get("/v1/models")
+    except (ProbeHTTPError, ProbeTimeout, ProbeConnectionRefused) as exc:
+        layers["models"] = "failed"
+        fail("/v1/models failed after /health passed: %s" % exc)
+    ids = [m.get("id") for m in (models or {}).get("data", [])]
+    card = next((m for m in models.get("data", []) if m.get("id") == p["served_model_name"]), None)
+    if card is None:
+        layers["models"] = "failed"
+        fail("The server serves %s, not %s (check --served-model-name)." % (ids, p["served_model_name"]), models=ids)
+    served_len = card.get("max_model_len")
+    if p["max_model_len"] and served_len != p["max_model_len"]:
+        layers["models"] = "failed"
+        fail("%s reports max_model_len %s, configured %s: the server is not running the intended config "
+             "(stale unit or script?)." % (p["served_model_name"], served_len, p["max_model_len"]), models=ids)
+    layers["models"] = "passed"
+
+    # 3. a 1-token chat completion
+    if p["chat_check"]:
+        try:
+            _status, resp, _e = client.chat(p["served_model_name"], [{"role": "user", "content": "Hi"}], 1)
+            got = (resp.get("usage") or {}).get("completion_tokens")
+            if got != 1:
+                layers["chat"] = "failed"
+                fail("A 1-token chat completion returned %r completion tokens." % got)
+        except ProbeHTTPError as exc:
+            layers["chat"] = "failed"
+            fail("A 1-token chat completion failed: HTTP %s %s" % (exc.status, error_message(exc.body)))
+        except (ProbeTimeout, ProbeConnectionRefused) as exc:
+            layers["chat"] = "failed"
+            fail("A 1-token chat completion failed: %s" % exc)
+        layers["chat"] = "passed"
+
+    module.exit_json(changed=False, ready=True, load_time_s=load_time, layers=layers,
+                     version=(version or {}).get("version") if isinstance(version, dict) else None,
+                     max_model_len=served_len, models=ids)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""glm53.serving.vllm_health against the stand-in engine, in good and bad behaviours."""
+from __future__ import annotations
+
+import time
+
+from ansible_collections.glm53.serving.plugins.modules import vllm_health
+
+
+def args(s, **extra):
+    return {"base_url": s.url, "served_model_name": "glm53-flash-awq", "max_model_len": 524288,
+            "pid": s.proc.pid, "log_file": str(s.log), "timeout": 60, **extra}
+
+
+def test_waits_through_the_load_and_passes_every_layer(run_module, standin_factory):
+    s = standin_factory(env={"VLLM_STANDIN_LOAD_DELAY": "2"}).start()
+    t0 = time.monotonic()
+    r = run_module(vllm_health, args(s))
+    assert not r.failed, r.get("msg")
+    assert r["ready"] and r["layers"] == {"health": "passed", "models": "passed", "chat": "passed"}
+    assert 1.5 < r["load_time_s"] < 5 and time.monotonic() - t0 < 8
+    assert r["models"] == ["glm53-flash-awq"] and r["max_model_len"] == 524288 and r["changed"] is False
+
+
+def test_wrong_context_is_caught(run_module, standin):
+    r = run_module(vllm_health, args(standin, max_model_len=1048576))
+    assert r.failed and r["layers"]["models"] == "failed"
+    assert "reports max_model_len 524288, configured 1048576" in r["msg"]
+
+
+def test_wrong_served_name_is_caught(run_module, standin):
+    r = run_module(vllm_health, args(standin, served_model_name="glm53"))
+    assert r.failed and "serves ['glm53-flash-awq'], not glm53" in r["msg"]
+
+
+def test_server_dying_during_load_fails_fast_with_log_lines(run_module, standin_factory):
+    s = standin_factory(env={"VLLM_STANDIN_LOAD_DELAY": "1"}, flags=[
+        "--served-model-name", "glm53-flash-awq", "--host", "127.0.0.1", "--kv-cache-dtype", "fp8"]).start()
+    t0 = time.monotonic()
+    r = run_module(vllm_health, args(s, timeout=600))
+    took = time.monotonic() - t0
+    assert r.failed and took < 10, "waited %.1f s instead of failing fast" % took
+    assert "died while loading" in r["msg"] and r["layers"]["health"] == "failed"
+    assert any("FP8 kv_data_type for MLA is only supported" in line for line in r["log_tail"])
+
+
+def test_engine_death_gives_503_and_fails_at_once(run_module, standin_factory):
+    s = standin_factory(env={"VLLM_STANDIN_DIE_AFTER": "1", "VLLM_STANDIN_WATCHDOG_S": "30"}).start().wait_ready()
+    assert s.chat("Hello")[0] == 200  # the engine dies after this request
+    t0 = time.monotonic()
+    r = run_module(vllm_health, args(s, timeout=600))
+    assert r.failed and time.monotonic() - t0 < 5
+    assert "/health answered 503" in r["msg"]
+    assert any("EngineCore encountered a fatal error" in line for line in r["log_tail"])
+
+
+def test_timeout_when_nothing_ever_listens(run_module, tmp_path):
+    from testlib import free_port
+    r = run_module(vllm_health, {"base_url": "http://127.0.0.1:%d" % free_port(), "served_model_name": "m",
+                                 "timeout": 2, "log_file": str(tmp_path / "none.log")})
+    assert r.failed and "No healthy server" in r["msg"] and "connection refused" in r["msg"]
+
+
+def test_api_key_is_used_and_wrong_key_is_reported(run_module, standin_factory):
+    s = standin_factory(env={"VLLM_API_KEY": "k3y"}).start().wait_ready()
+    assert not run_module(vllm_health, args(s, api_key="k3y")).failed
+    r = run_module(vllm_health, args(s, api_key="nope"))
+    assert r.failed and "401" in r["msg"] and "nope" not in r["msg"]
