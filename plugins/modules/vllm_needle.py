@@ -1,0 +1,281 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: glm53.serving contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: vllm_needle
+short_description: RULER-style needle-in-a-haystack retrieval test at 400-500K tokens
+version_added: "0.1.0"
+description:
+  - Generates a varied haystack locally (no downloads), a fresh random key and 7-digit value per run, and
+    distractor needles with other keys; inserts the needle at several depths and asks for it through
+    C(/v1/chat/completions) at temperature 0.
+  - Sizes the haystack with the server's own C(/tokenize) in chat form to within O(tolerance) of each
+    target, with at most 4 C(/tokenize) calls, never above C(max_model_len - max_tokens - margin_tokens).
+  - Scores by exact match, the word part (the key) and the digit part (the value) separately, in content
+    and reasoning; an answer with the right key and wrong digits is "partial" (the sm89 indexer bug loses
+    digits but keeps words). Checks C(usage.prompt_tokens) against the sized count and records the latency
+    of each depth. Optionally a control question about a key that is not in the text.
+author:
+  - glm53.serving contributors (@glm53)
+options:
+  base_url:
+    description: The server's base URL.
+    type: str
+    default: http://127.0.0.1:8000
+  api_key:
+    description: API key for C(/v1) endpoints.
+    type: str
+  model:
+    description: The served model name.
+    type: str
+    required: true
+  targets:
+    description: Prompt sizes to test, in tokens.
+    type: list
+    elements: int
+    default: [450000]
+  depths:
+    description: Needle depths, in percent of the haystack.
+    type: list
+    elements: int
+    default: [10, 30, 50, 70, 90]
+  distractors:
+    description: Distractor needles with other keys.
+    type: int
+    default: 4
+  max_tokens:
+    description: Completion budget (reasoning included).
+    type: int
+    default: 4096
+  margin_tokens:
+    description: Tokens kept free below C(max_model_len - max_tokens).
+    type: int
+    default: 256
+  tolerance:
+    description: Allowed sizing error, as a fraction of the target.
+    type: float
+    default: 0.01
+  control:
+    description: Also ask about a key that is not in the text; the answer must contain no needle's value.
+    type: bool
+    default: true
+  seed:
+    description: Seed for the haystack, key and value (default a fresh random one, reported).
+    type: int
+  request_timeout:
+    description: Seconds per chat request (a 500K prefill takes minutes).
+    type: int
+    default: 3600
+  validate_certs:
+    description: Verify TLS certificates.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  idempotent:
+    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
+    support: full
+notes:
+  - Changes nothing. Uses only the Python standard library on the target.
+"""
+
+EXAMPLES = r"""
+- name: Needle at 450K tokens, five depths
+  glm53.serving.vllm_needle:
+    model: glm53-flash-awq
+    targets: [450000]
+"""
+
+RETURN = r"""
+passed:
+  description: Whether every depth was retrieved and the control passed.
+  returned: always
+  type: bool
+  sample: true
+key:
+  description: The key asked for in this run.
+  returned: always
+  type: str
+  sample: brave-otter
+value:
+  description: The value of the needle in this run.
+  returned: always
+  type: str
+  sample: "4729103"
+seed:
+  description: The seed of this run (pass it back to reproduce the haystack).
+  returned: always
+  type: int
+  sample: 1234567
+max_model_len:
+  description: The served context.
+  returned: always
+  type: int
+  sample: 524288
+results:
+  description: One entry per target, with the sizing and each depth's verdict.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - target: 450000
+      limit: 519936
+      sentences: 26470
+      tokens: 449871
+      sizing_error_pct: -0.03
+      tokenize_calls: 3
+      depths:
+        - depth: 10
+          verdict: retrieved
+          word_part: true
+          digit_part: true
+          prompt_tokens: 449871
+          latency_s: 291.4
+          answer_excerpt: The special magic number for brave-otter is 4729103.
+      control: {verdict: passed}
+summary:
+  description: One line per failed depth or control.
+  returned: always
+  type: list
+  elements: str
+  sample: ["450000 tokens, depth 70: partial: digits wrong: 4739103, expected 4729103 (6 of 7 digits in place)"]
+"""
+
+import random
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.glm53.serving.plugins.module_utils._needle import Haystack, score, size_haystack
+from ansible_collections.glm53.serving.plugins.module_utils._openai_client import (
+    OpenAIClient,
+    ProbeConnectionRefused,
+    ProbeHTTPError,
+    ProbeTimeout,
+    error_message,
+    message_fields,
+)
+from ansible_collections.glm53.serving.plugins.module_utils._text_checks import excerpt
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            base_url=dict(type="str", default="http://127.0.0.1:8000"),
+            api_key=dict(type="str", no_log=True),
+            model=dict(type="str", required=True),
+            targets=dict(type="list", elements="int", default=[450000]),
+            depths=dict(type="list", elements="int", default=[10, 30, 50, 70, 90]),
+            distractors=dict(type="int", default=4),
+            max_tokens=dict(type="int", default=4096),
+            margin_tokens=dict(type="int", default=256),
+            tolerance=dict(type="float", default=0.01),
+            control=dict(type="bool", default=True),
+            seed=dict(type="int"),
+            request_timeout=dict(type="int", default=3600),
+            validate_certs=dict(type="bool", default=True),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    if any(not 0 <= d <= 100 for d in p["depths"]):
+        module.fail_json(msg="depths must be percentages between 0 and 100, got %s" % p["depths"])
+    seed = p["seed"] if p["seed"] is not None else random.SystemRandom().randint(0, 2**31)
+    client = OpenAIClient(p["base_url"], p["api_key"], timeout=p["request_timeout"], validate_certs=p["validate_certs"])
+    hay = Haystack(seed, p["distractors"])
+
+    def messages(text):
+        return [{"role": "user", "content": text}]
+
+    try:
+        _s, models, _e = client.get("/v1/models", timeout=60)
+        card = next((m for m in models.get("data", []) if m.get("id") == p["model"]), None)
+        if card is None:
+            module.fail_json(msg="%s is not served here (served: %s)" % (p["model"], [m.get("id") for m in models["data"]]))
+        mml = card["max_model_len"]
+    except (ProbeHTTPError, ProbeTimeout, ProbeConnectionRefused) as exc:
+        module.fail_json(msg="cannot read /v1/models: %s" % exc)
+    limit = mml - p["max_tokens"] - p["margin_tokens"]
+
+    def count_tokens(text):
+        _s, body, _e = client.post("/tokenize", {"model": p["model"], "messages": messages(text),
+                                                 "add_generation_prompt": True}, timeout=600)
+        return int(body["count"])
+
+    def ask(text):
+        t0 = time.monotonic()
+        try:
+            _s, resp, _e = client.chat(p["model"], messages(text), p["max_tokens"], temperature=0)
+        except ProbeHTTPError as exc:
+            return None, {"verdict": "error", "detail": "HTTP %s %s" % (exc.status, error_message(exc.body))}, t0
+        except (ProbeTimeout, ProbeConnectionRefused) as exc:
+            return None, {"verdict": "error", "detail": str(exc)}, t0
+        return resp, None, t0
+
+    results, summary = [], []
+    for target in p["targets"]:
+        entry = {"target": target, "limit": limit, "depths": []}
+        if target > limit:
+            entry["note"] = ("above max_model_len %d - max_tokens %d - margin %d: sized to %d instead"
+                             % (mml, p["max_tokens"], p["margin_tokens"], limit))
+        try:
+            n, tokens, calls = size_haystack(count_tokens, hay, target, limit, p["tolerance"])
+        except (ProbeHTTPError, ProbeTimeout, ProbeConnectionRefused, ValueError, KeyError, TypeError) as exc:
+            module.fail_json(msg="sizing the haystack with /tokenize failed: %s" % exc, seed=seed)
+        entry.update(sentences=n, tokens=tokens, tokenize_calls=calls,
+                     sizing_error_pct=round(100.0 * (tokens - target) / target, 3))
+        goal = min(target, limit)
+        if abs(tokens - goal) > p["tolerance"] * goal:
+            summary.append("%d tokens: sized to %d after %d /tokenize calls, outside the %.1f%% tolerance"
+                           % (target, tokens, calls, 100 * p["tolerance"]))
+        for depth in p["depths"]:
+            resp, error, t0 = ask(hay.prompt(n, depth))
+            row = {"depth": depth, "latency_s": round(time.monotonic() - t0, 3)}
+            if error:
+                row.update(error, word_part=False, digit_part=False)
+            else:
+                content, reasoning, finish, usage = message_fields(resp)
+                row.update(score("%s\n%s" % (content or "", reasoning or ""), hay.key, hay.value, hay.distractors))
+                row.update(prompt_tokens=usage.get("prompt_tokens"), finish_reason=finish,
+                           answer_excerpt=excerpt(content or reasoning or "", 0, 120))
+                if usage.get("prompt_tokens") is not None and abs(usage["prompt_tokens"] - tokens) > 0.01 * tokens:
+                    row["verdict"] = "size_mismatch"
+                    row["detail"] = "usage.prompt_tokens %s differs from the /tokenize count %d" % (
+                        usage["prompt_tokens"], tokens)
+            entry["depths"].append(row)
+            if row["verdict"] != "retrieved":
+                summary.append("%d tokens, depth %d: %s: %s" % (target, depth, row["verdict"], row.get("detail", "")))
+        if p["control"]:
+            resp, error, t0 = ask(hay.prompt(n, 50, asked_key=hay.control_key))
+            if error:
+                entry["control"] = dict(error)
+            else:
+                content, reasoning, _f, _u = message_fields(resp)
+                text = "%s\n%s" % (content or "", reasoning or "")
+                leaked = [v for v in [hay.value] + [v for _k, v in hay.distractors] if v in text]
+                entry["control"] = {"verdict": "failed" if leaked else "passed", "asked": hay.control_key,
+                                    "answer_excerpt": excerpt(content or "", 0, 120),
+                                    "detail": "answered %s for a key that is not in the text" % leaked if leaked else ""}
+            if entry["control"]["verdict"] != "passed":
+                summary.append("%d tokens, control: %s" % (target, entry["control"].get("detail")))
+        results.append(entry)
+
+    passed = not summary
+    out = dict(changed=False, passed=passed, key=hay.key, value=hay.value, seed=seed, max_model_len=mml,
+               results=results, summary=summary)
+    if not passed:
+        module.fail_json(msg="Needle test failed: " + "; ".join(summary), **out)
+    module.exit_json(**out)
+
+
+if __name__ == "__main__":
+    main()

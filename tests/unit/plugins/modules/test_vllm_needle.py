@@ -1,0 +1,80 @@
+"""glm53.serving.vllm_needle against the stand-in engine: sizing with /tokenize, exact scoring, failure naming."""
+from __future__ import annotations
+
+import re
+
+from ansible_collections.glm53.serving.plugins.module_utils._needle import Haystack, score
+from ansible_collections.glm53.serving.plugins.modules import vllm_needle
+
+
+def args(s, **extra):
+    return {"base_url": s.url, "model": "glm53-flash-awq", "targets": [100000], **extra}
+
+
+def test_good_server_retrieves_every_depth(run_module, standin):
+    r = run_module(vllm_needle, args(standin))
+    assert not r.failed, r.get("msg")
+    (res,) = r["results"]
+    assert res["tokenize_calls"] <= 4 and abs(res["sizing_error_pct"]) <= 1.0
+    assert [d["depth"] for d in res["depths"]] == [10, 30, 50, 70, 90]
+    assert all(d["verdict"] == "retrieved" and d["word_part"] and d["digit_part"] for d in res["depths"])
+    assert all(d["prompt_tokens"] == res["tokens"] for d in res["depths"])
+    assert res["control"]["verdict"] == "passed"
+    assert re.fullmatch(r"\d{7}", r["value"]) and re.fullmatch(r"[a-z]+-[a-z]+", r["key"])
+
+
+def test_450k_target_is_sized_within_one_percent_and_under_the_limit(run_module, standin):
+    r = run_module(vllm_needle, args(standin, targets=[450000], depths=[50], control=False))
+    assert not r.failed, r.get("msg")
+    res = r["results"][0]
+    assert abs(res["tokens"] - 450000) <= 4500 and res["tokens"] <= 524288 - 4096
+    assert res["tokenize_calls"] <= 4
+
+
+def test_target_above_the_window_is_sized_to_the_limit(run_module, standin):
+    r = run_module(vllm_needle, args(standin, targets=[600000], depths=[50], control=False))
+    assert not r.failed, r.get("msg")
+    res = r["results"][0]
+    assert res["tokens"] <= 524288 - 4096 - 256 and "sized to" in res["note"]
+
+
+def test_each_run_has_a_fresh_key_and_value(run_module, standin):
+    a = run_module(vllm_needle, args(standin, targets=[20000], depths=[50], control=False))
+    b = run_module(vllm_needle, args(standin, targets=[20000], depths=[50], control=False))
+    assert (a["key"], a["value"], a["seed"]) != (b["key"], b["value"], b["seed"])
+
+
+def test_lost_digits_fail_and_say_which_part(run_module, standin_factory):
+    s = standin_factory(env={"VLLM_STANDIN_BEHAVIOUR": "needle_lossy"}).start().wait_ready()
+    r = run_module(vllm_needle, args(s, depths=[30, 70]))
+    assert r.failed
+    for d in r["results"][0]["depths"]:
+        assert d["verdict"] == "partial" and d["word_part"] and not d["digit_part"]
+        assert "digits wrong" in d["detail"]
+    assert "depth 30: partial: digits wrong" in r["msg"]
+
+
+def test_missing_needle_fails(run_module, standin_factory):
+    s = standin_factory(env={"VLLM_STANDIN_BEHAVIOUR": "needle_blind"}).start().wait_ready()
+    r = run_module(vllm_needle, args(s, depths=[50]))
+    assert r.failed and r["results"][0]["depths"][0]["verdict"] == "missed"
+    assert "no 7-digit number in the answer" in r["msg"]
+
+
+def test_haystack_is_varied_and_digit_free():
+    h = Haystack(seed=7)
+    sentences = h.sentences(2000)
+    assert len(set(sentences)) > 1900
+    prompt = h.prompt(2000, 50)
+    assert re.findall(r"\d{7}", prompt).count(h.value) == 1
+    assert len(re.findall(r"\d", prompt)) == 7 * (1 + len(h.distractors))
+    pos = prompt.index(h.value) / len(prompt)
+    assert 0.45 < pos < 0.55
+
+
+def test_score_verdicts():
+    d = [("calm-heron", "8812345")]
+    assert score("brave-otter is 4729103", "brave-otter", "4729103", d)["verdict"] == "retrieved"
+    assert score("for brave-otter: 4739103", "brave-otter", "4729103", d)["verdict"] == "partial"
+    assert score("it is 8812345", "brave-otter", "4729103", d)["verdict"] == "distractor"
+    assert score("I don't know", "brave-otter", "4729103", d)["verdict"] == "missed"
