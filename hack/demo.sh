@@ -26,8 +26,13 @@ ensure_images || exit 1
 step "molecule converge -s default (create, prepare, converge site.yml)"
 molecule converge -s default || { echo "demo: converge failed"; exit 1; }
 
-step "what the host serves"
+step "probes (playbooks/verify.yml): health, chat smoke, 450K-token needle"
 mkdir -p "$OUT"
+inventory=$(ls -dt "$HOME"/.ansible/tmp/molecule.*.default/inventory 2>/dev/null | head -1)
+ansible-playbook -i "$inventory" playbooks/verify.yml -e probes_report_dir="$OUT/report" \
+  || echo "demo: the probes failed; see $OUT/report/summary.md"
+
+step "what the host serves"
 body='{"model":"glm53-flash-awq","messages":[{"role":"user","content":"用一句話介紹自己"}],"max_tokens":2048}'
 {
   echo "# glm53.serving demo ($(date -u +%FT%TZ))"
@@ -48,6 +53,7 @@ step "done in $(( $(date +%s) - T0 )) s"
 cat <<MSG
 
 Result: $OUT/summary.md
+Probe report: $OUT/report/report.html  (summary: $OUT/report/summary.md)
 Demo host: docker container '$HOST'  (shell: docker exec -it $HOST bash)
 Endpoint inside it: http://127.0.0.1:8000  (docker exec $HOST curl -s localhost:8000/v1/models)
 Remove it and stop the docker daemon: make demo-clean

@@ -39,6 +39,7 @@ ensure_apt() {
   command -v git >/dev/null || missing+=(git)
   command -v rsync >/dev/null || missing+=(rsync)
   command -v shellcheck >/dev/null || missing+=(shellcheck)
+  command -v chromium >/dev/null || missing+=(chromium fonts-wqy-zenhei)  # the report screenshot test
   if [ ${#missing[@]} -gt 0 ]; then
     step "apt: ${missing[*]}"
     apt-get update -qq

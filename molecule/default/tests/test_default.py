@@ -1,5 +1,6 @@
 """Verify the default scenario: systemd as PID 1 and the engine answering as a systemd service."""
 import json
+import os
 
 
 def test_systemd_is_pid1(host):
@@ -49,3 +50,19 @@ def test_model_digest_cache_covers_every_shard(host):
     cache = json.loads(host.file("/var/cache/glm53/model-verify.json").content_string)
     shards = [p for p in cache if p.startswith("/srv/models/GLM-5.3-Flash-AWQ-INT4/")]
     assert len(shards) == 6 and all(len(v["sha256"]) == 64 for v in cache.values())
+
+
+def test_probe_evidence_on_the_host(host):
+    evidence = json.loads(host.file("/var/lib/glm53/evidence/probes.json").content_string)
+    assert evidence["passed"] and evidence["health"]["ready"] and evidence["chat"]["passed"]
+    (needle,) = evidence["needle"]["results"]
+    assert abs(needle["tokens"] - 450000) <= 4500 and needle["tokenize_calls"] <= 4
+    assert [d["verdict"] for d in needle["depths"]] == ["retrieved"] * 5
+
+
+def test_probe_report_fetched_to_the_controller(host):
+    report = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "glm53-report")
+    fetched = json.load(open(os.path.join(report, host.backend.get_hostname() + ".json")))
+    assert fetched["host"] == host.backend.get_hostname() and fetched["passed"]
+    html = open(os.path.join(report, "report.html")).read()
+    assert 'class="host-row"' in html and 'id="heatmap"' in html

@@ -1,0 +1,83 @@
+"""The probes role, run by ansible-playbook for two hosts (a good and a gibberish stand-in), and its report
+opened in headless Chromium (Debian's package): the host rows and the heatmap must be there."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from testlib import COLLECTIONS_ROOT
+
+PLAYBOOK = os.path.join(os.path.dirname(__file__), "probes", "playbook.yml")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory, request):
+    tmp = tmp_path_factory.mktemp("probes")
+    from testlib import StandIn
+    (tmp / "good").mkdir()
+    (tmp / "bad").mkdir()
+    good = StandIn(tmp / "good").start().wait_ready()
+    bad = StandIn(tmp / "bad", env={"VLLM_STANDIN_BEHAVIOUR": "gibberish"}).start().wait_ready()
+    request.addfinalizer(good.stop)
+    request.addfinalizer(bad.stop)
+    inventory = tmp / "hosts.yml"
+    inventory.write_text(json.dumps({"all": {"hosts": {
+        "node-good": {"probes_base_url": good.url, "probes_evidence_dir": str(tmp / "ev-good")},
+        "node-bad": {"probes_base_url": bad.url, "probes_evidence_dir": str(tmp / "ev-bad")}}}}))
+    extra = {"ansible_python_interpreter": sys.executable, "probes_service_manager": "none",
+             "probes_needle_targets": [60000], "probes_needle_depths": [10, 50, 90],
+             "probes_report_dir": str(tmp / "report")}
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
+    proc = subprocess.run(["ansible-playbook", "-i", str(inventory), PLAYBOOK, "-e", json.dumps(extra)],
+                          capture_output=True, text=True, env=env, timeout=600, check=False)
+    return proc, tmp
+
+
+def test_good_host_passes_bad_host_is_failed(report):
+    proc, tmp = report
+    recap = proc.stdout.split("PLAY RECAP")[1]
+    assert proc.returncode == 2, proc.stdout[-3000:]
+    assert "node-good" in recap and "node-bad" in recap
+    good = json.loads((tmp / "report" / "node-good.json").read_text())
+    bad = json.loads((tmp / "report" / "node-bad.json").read_text())
+    assert good["passed"] and good["health"]["ready"] and good["chat"]["passed"] and good["needle"]["passed"]
+    assert not bad["passed"] and not bad["chat"]["passed"]
+    assert any("repeated_ngram" in f for f in bad["failures"])
+    assert "Probes failed on node-bad" in proc.stdout and "Probes failed on node-good" not in proc.stdout
+
+
+def test_evidence_is_on_each_host(report):
+    _proc, tmp = report
+    assert json.loads((tmp / "ev-good" / "probes.json").read_text())["host"] == "node-good"
+
+
+def test_markdown_summary(report):
+    _proc, tmp = report
+    md = (tmp / "report" / "summary.md").read_text()
+    assert "| node-good | PASS |" in md and "| node-bad | FAIL |" in md and "60000: 3/3" in md
+
+
+def test_html_report_in_headless_chromium(report):
+    if CHROMIUM is None:
+        pytest.fail("chromium is not installed (make test installs Debian's chromium package)")
+    _proc, tmp = report
+    html = tmp / "report" / "report.html"
+    shot = tmp / "report" / "report.png"
+    profile = tmp / "chromium-profile"
+    dom = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, "--user-data-dir=%s" % profile, "--dump-dom",
+                          html.as_uri()], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert dom.count('class="host-row"') == 2
+    assert 'id="heatmap"' in dom and dom.count('class="heatmap"') == 2
+    assert dom.count('class="cell retrieved"') == 3
+    subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, "--user-data-dir=%s" % profile, "--window-size=1400,900",
+                    "--screenshot=%s" % shot, html.as_uri()], capture_output=True, timeout=120, check=True)
+    assert shot.stat().st_size > 10000
+    print("report screenshot: %s" % shot)
