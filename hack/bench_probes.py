@@ -1,0 +1,112 @@
+"""Benchmark the probes against the vLLM stand-in (tests/standin), printing figures; it asserts nothing.
+
+    python hack/bench_probes.py [--runs 5]
+
+- readiness detection delay: how long after the server starts listening vllm_health returns ready
+  (a side thread connects every 10 ms to see the moment the port opens);
+- haystack sizing: /tokenize calls and sizing error for 100K and 450K targets (the stand-in's tokenizer);
+- client CPU time to build a 450K-token haystack prompt.
+Run from a venv with ansible-core and the stand-in installed (make test's venv: /var/tmp/glm53-ci/venv).
+"""
+import argparse
+import contextlib
+import io
+import json
+import os
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+from testlib import StandIn  # noqa: E402  (also makes the collection importable)
+from ansible.module_utils.testing import patch_module_args  # noqa: E402
+from ansible_collections.glm53.serving.plugins.module_utils._needle import Haystack, size_haystack  # noqa: E402
+from ansible_collections.glm53.serving.plugins.module_utils._openai_client import OpenAIClient  # noqa: E402
+from ansible_collections.glm53.serving.plugins.modules import vllm_health  # noqa: E402
+
+
+def run_module(module, args):
+    out = io.StringIO()
+    with patch_module_args(args), contextlib.redirect_stdout(out):
+        try:
+            module.main()
+        except SystemExit:
+            pass
+    return json.loads(out.getvalue())
+
+
+def readiness_delay(tmp):
+    s = StandIn(tmp, env={"VLLM_STANDIN_LOAD_DELAY": "3"}).start()
+    opened = {}
+
+    def watch():
+        while "t" not in opened:
+            try:
+                socket.create_connection(("127.0.0.1", s.port), timeout=0.05).close()
+                opened["t"] = time.monotonic()
+            except OSError:
+                time.sleep(0.01)
+
+    threading.Thread(target=watch, daemon=True).start()
+    r = run_module(vllm_health, {"base_url": s.url, "served_model_name": "glm53-flash-awq", "chat_check": False,
+                                 "pid": s.proc.pid, "timeout": 60})
+    done = time.monotonic()
+    s.stop()
+    assert r.get("ready"), r
+    return done - opened["t"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    a = ap.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="bench-probes-"))
+    delays = []
+    for i in range(a.runs):
+        d = base / ("r%d" % i)
+        d.mkdir()
+        delays.append(readiness_delay(d))
+    print("readiness detection delay after the port opens (poll interval 0.5 s), %d runs: median %.3f s, max %.3f s"
+          % (a.runs, statistics.median(delays), max(delays)))
+
+    (base / "tok").mkdir()
+    s = StandIn(base / "tok").start().wait_ready()
+    client = OpenAIClient(s.url)
+
+    def count(text):
+        return client.post("/tokenize", {"messages": [{"role": "user", "content": text}]})[1]["count"]
+
+    limit = 524288 - 4096 - 256
+    for target in (100000, 450000):
+        calls, errors = [], []
+        for seed in range(a.runs):
+            n, tokens, c = size_haystack(count, Haystack(seed), target, limit)
+            calls.append(c)
+            errors.append(100.0 * (tokens - target) / target)
+        print("sizing %6d tokens, %d seeds: /tokenize calls max %d (mean %.1f), error max |%.3f|%% (mean %+.3f%%)"
+              % (target, a.runs, max(calls), statistics.mean(calls), max(abs(e) for e in errors), statistics.mean(errors)))
+    s.stop()
+
+    h = Haystack(1)
+    n = size_haystack(lambda t: count_local(t), h, 450000, limit)[0]
+    fresh = Haystack(1)  # sentences are generated on first use: time generation and assembly together
+    t0 = time.process_time()
+    prompt = fresh.prompt(n, 50)
+    cpu = time.process_time() - t0
+    print("client CPU time to build a 450K-token haystack prompt (%d sentences, %.1f MB): %.3f s"
+          % (n, len(prompt.encode()) / 1e6, cpu))
+    print("cores: %d" % os.cpu_count())
+
+
+def count_local(text):
+    from vllm.standin.tokenizer import Tokenizer, render_chat
+    return Tokenizer().count(render_chat([{"role": "user", "content": text}]))
+
+
+if __name__ == "__main__":
+    main()
