@@ -93,7 +93,7 @@ def main():
     s.stop()
 
     h = Haystack(1)
-    n = size_haystack(lambda t: count_local(t), h, 450000, limit)[0]
+    n = size_haystack(count_local, h, 450000, limit)[0]
     fresh = Haystack(1)  # sentences are generated on first use: time generation and assembly together
     t0 = time.process_time()
     prompt = fresh.prompt(n, 50)

@@ -28,7 +28,8 @@ molecule converge -s default || { echo "demo: converge failed"; exit 1; }
 
 step "probes (playbooks/verify.yml): health, chat smoke, 450K-token needle"
 mkdir -p "$OUT"
-inventory=$(ls -dt "$HOME"/.ansible/tmp/molecule.*.default/inventory 2>/dev/null | head -1)
+inventory=$(find "$HOME/.ansible/tmp" -maxdepth 2 -path '*/molecule.*.default/inventory' -printf '%T@ %p\n' 2>/dev/null \
+  | sort -rn | head -1 | cut -d' ' -f2)
 ansible-playbook -i "$inventory" playbooks/verify.yml -e probes_report_dir="$OUT/report" \
   || echo "demo: the probes failed; see $OUT/report/summary.md"
 

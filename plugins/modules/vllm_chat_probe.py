@@ -12,7 +12,7 @@ short_description: Chat smoke test of a GLM-5.3 endpoint with a garbage detector
 version_added: "0.1.0"
 description:
   - The model card's verification checklist, through C(/v1/chat/completions) only (raw completions
-    degenerate on this model): a greeting, a Traditional Chinese prompt and simple arithmetic with random
+    degenerate on this model). A greeting, a Traditional Chinese prompt and simple arithmetic with random
     operands (checked numerically).
   - Every answer goes through a garbage detector over content and reasoning (repeated n-grams, a token or
     character repeated to the end, a low distinct-token ratio, the "scaled-token" signature, empty
@@ -113,7 +113,6 @@ summary:
 """
 
 import random
-import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._openai_client import (
@@ -163,7 +162,7 @@ def main():
             base_url=dict(type="str", default="http://127.0.0.1:8000"),
             api_key=dict(type="str", no_log=True),
             model=dict(type="str", required=True),
-            max_tokens=dict(type="int", default=MIN_MAX_TOKENS),
+            max_tokens=dict(type="int", default=MIN_MAX_TOKENS, no_log=False),
             greeting_prompt=dict(type="str", default="Hello! Please greet me back in one short sentence."),
             chinese_prompt=dict(type="str", default="用一句話介紹自己"),
             math=dict(type="bool", default=True),

@@ -13,11 +13,11 @@ version_added: "0.1.0"
 description:
   - Waits through the load. vLLM binds its port at once but listens only when the engine is ready, so
     "connection refused" means "still loading", not failure. Polls every O(interval) seconds up to
-    O(timeout) (tens of minutes: about 46 shards load in several minutes).
+    O(timeout) (tens of minutes; about 46 shards load in several minutes).
   - If the server dies while waited on (the systemd unit fails or goes into auto-restart, the tmux session
     or pane is gone, or C(/health) answers 503), fails at once with the last log lines instead of waiting
     out the timeout.
-  - Once C(/health) answers 200, checks in layers: the served name is in C(/v1/models) and its
+  - Once C(/health) answers 200, checks in layers; the served name is in C(/v1/models) and its
     C(max_model_len) equals O(max_model_len); optionally a 1-token chat completion.
 author:
   - glm53.serving contributors (@glm53)
