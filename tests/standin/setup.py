@@ -8,6 +8,7 @@ the same scheme is computed from git: ``<next>.devN+g<sha>[.dYYYYMMDD]`` after a
 import os
 import re
 import subprocess
+import sys
 import time
 
 from setuptools import setup
@@ -69,4 +70,10 @@ def _version():
     return version
 
 
-setup(version=_version())
+VERSION = _version()
+# What a real vLLM build prints once per compile; tests count these lines in the build log.
+print("glm53-standin: compiling vllm %s (TORCH_CUDA_ARCH_LIST=%s MAX_JOBS=%s)" % (
+    VERSION, os.environ.get("TORCH_CUDA_ARCH_LIST", ""), os.environ.get("MAX_JOBS", "")), file=sys.stderr)
+if os.environ.get("GLM53_STANDIN_BUILD_SECONDS"):  # a long build, for tests that kill one mid-way
+    time.sleep(float(os.environ["GLM53_STANDIN_BUILD_SECONDS"]))
+setup(version=VERSION)

@@ -1,0 +1,290 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: glm53.serving contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: vllm_fork_commit
+short_description: Prove a vLLM fork checkout (and the vLLM installed from it) carries the required fixes
+version_added: "0.1.0"
+description:
+  - Reports the checkout's HEAD and branch, whether HEAD equals or descends from O(minimum_commit)
+    (C(git merge-base --is-ancestor)), which O(required_commits) are missing from HEAD's history, and whether
+    the tree is dirty.
+  - Given O(venv), also reads the version of the vLLM installed there (C(vllm/_version.py), written by
+    setuptools-scm at build time as C(X.Y.Z.devN+g<sha>)) without importing vLLM, and checks that its commit is
+    HEAD, so a stale editable build is caught.
+  - Fails with a message saying exactly what is wrong and what to do. Short and long hashes are accepted.
+author:
+  - glm53.serving contributors (@glm53)
+options:
+  path:
+    description: The fork's checkout.
+    type: path
+    required: true
+  minimum_commit:
+    description: HEAD must be this commit or a descendant of it.
+    type: str
+    required: true
+  required_commits:
+    description: Commits that must be in HEAD's history, each a hash or a dict with C(commit) and C(name).
+    type: list
+    elements: raw
+    default: []
+  venv:
+    description: A virtualenv whose installed vLLM must be a build of HEAD.
+    type: path
+  allow_dirty:
+    description: Accept local modifications to tracked files.
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  idempotent:
+    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
+    support: full
+notes:
+  - Changes nothing. Needs git on the host.
+"""
+
+EXAMPLES = r"""
+- name: Prove the fork and the installed engine
+  glm53.serving.vllm_fork_commit:
+    path: /opt/glm53/src/vllm-glm53
+    minimum_commit: f2935ce322
+    required_commits:
+      - {commit: 1358bbd8c, name: mHC fused-norm fix}
+      - {commit: 005c57e0d, name: long-context graph fix}
+    venv: /opt/glm53/venv
+"""
+
+RETURN = r"""
+head:
+  description: The full hash of HEAD.
+  returned: always
+  type: str
+  sample: f2935ce3221b0e5a8f0c4d7e1b2a3c4d5e6f7a8b
+head_short:
+  description: HEAD abbreviated to 10 characters.
+  returned: always
+  type: str
+  sample: f2935ce322
+branch:
+  description: The checked-out branch, or null when HEAD is detached.
+  returned: always
+  type: str
+  sample: sm89-longctx-fix-v2
+minimum_commit:
+  description: The full hash of the minimum commit (null when it is not in the checkout).
+  returned: always
+  type: str
+  sample: f2935ce3221b0e5a8f0c4d7e1b2a3c4d5e6f7a8b
+equals_minimum:
+  description: Whether HEAD is the minimum commit.
+  returned: always
+  type: bool
+  sample: false
+descends_from_minimum:
+  description: Whether HEAD is the minimum commit or a descendant of it.
+  returned: always
+  type: bool
+  sample: true
+missing_commits:
+  description: Required commits not in HEAD's history (as given, with their names).
+  returned: always
+  type: list
+  elements: str
+  sample: ["1358bbd8c (mHC fused-norm fix)"]
+dirty:
+  description: Whether tracked files are modified.
+  returned: always
+  type: bool
+  sample: false
+dirty_files:
+  description: The modified tracked files.
+  returned: always
+  type: list
+  elements: str
+  sample: []
+installed_version:
+  description: The version of vLLM installed in O(venv).
+  returned: when venv is given
+  type: str
+  sample: 0.28.1rc1.dev12+gf2935ce32
+installed_commit:
+  description: The commit abbreviation in the installed version.
+  returned: when venv is given
+  type: str
+  sample: f2935ce32
+installed_location:
+  description: Where the installed vllm package lives.
+  returned: when venv is given
+  type: str
+  sample: /opt/glm53/src/vllm-glm53/vllm
+installed_matches_head:
+  description: Whether the installed vLLM is a build of HEAD (from a clean tree).
+  returned: when venv is given
+  type: bool
+  sample: true
+problems:
+  description: Everything found wrong, one line each.
+  returned: always
+  type: list
+  elements: str
+  sample: []
+"""
+
+import json
+import os
+import re
+
+from ansible.module_utils.basic import AnsibleModule
+
+_PROBE = r"""
+import importlib.util, json, os, re
+spec = importlib.util.find_spec("vllm")
+out = {"location": None, "version": None}
+if spec is not None and spec.submodule_search_locations:
+    loc = list(spec.submodule_search_locations)[0]
+    out["location"] = loc
+    try:
+        text = open(os.path.join(loc, "_version.py")).read()
+        m = re.search(r"__version__\s*=\s*(?:version\s*=\s*)?['\"]([^'\"]+)['\"]", text)
+        out["version"] = m.group(1) if m else None
+    except OSError:
+        pass
+print(json.dumps(out))
+"""
+
+
+class ForkCheck(object):
+    def __init__(self, module):
+        self.module = module
+        self.path = module.params["path"]
+
+    def git(self, *args):
+        rc, out, err = self.module.run_command(["git", "-C", self.path] + list(args))
+        return rc, out.rstrip("\n"), err.strip()
+
+    def resolve(self, rev):
+        rc, out, _err = self.git("rev-parse", "--verify", "--quiet", "%s^{commit}" % rev)
+        return out.strip() if rc == 0 and out.strip() else None
+
+    def is_ancestor(self, ancestor, head):
+        rc, _out, err = self.git("merge-base", "--is-ancestor", ancestor, head)
+        if rc not in (0, 1):
+            self.module.fail_json(msg="git merge-base failed in %s: %s" % (self.path, err))
+        return rc == 0
+
+
+def installed(module, venv):
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        return {"location": None, "version": None, "error": "%s does not exist (no venv at %s)" % (python, venv)}
+    rc, out, err = module.run_command([python, "-c", _PROBE])
+    if rc != 0:
+        return {"location": None, "version": None, "error": "cannot run %s: %s" % (python, err.strip())}
+    return json.loads(out)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type="path", required=True),
+            minimum_commit=dict(type="str", required=True),
+            required_commits=dict(type="list", elements="raw", default=[]),
+            venv=dict(type="path"),
+            allow_dirty=dict(type="bool", default=False),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    if module.get_bin_path("git") is None:
+        module.fail_json(msg="git is not installed on this host")
+    if not os.path.isdir(os.path.join(p["path"], ".git")) and not os.path.isfile(os.path.join(p["path"], ".git")):
+        module.fail_json(msg="%s is not a git checkout of the vLLM fork (clone it first; the vllm_fork role does)"
+                             % p["path"])
+    g = ForkCheck(module)
+    head = g.resolve("HEAD")
+    if head is None:
+        module.fail_json(msg="%s has no HEAD commit" % p["path"])
+    rc, branch, _e = g.git("symbolic-ref", "--short", "-q", "HEAD")
+    branch = branch.strip() if rc == 0 and branch.strip() else None
+    problems = []
+
+    minimum = g.resolve(p["minimum_commit"])
+    equals = descends = False
+    if minimum is None:
+        problems.append("the minimum commit %s is not in this checkout: the clone or mirror is stale or the pin is "
+                        "mistyped; fetch the fork's branch (git fetch origin) or fix vllm_fork_minimum_commit"
+                        % p["minimum_commit"])
+    else:
+        equals = minimum == head
+        descends = equals or g.is_ancestor(minimum, head)
+        if not descends:
+            problems.append("HEAD %s (%s) is not %s nor a descendant of it: this build lacks the fork's sm89 fixes "
+                            "and will produce garbage; check out the fork's branch (sm89-longctx-fix-v2) at %s or newer"
+                            % (head[:10], branch or "detached", p["minimum_commit"], p["minimum_commit"]))
+
+    missing = []
+    for item in p["required_commits"]:
+        if isinstance(item, dict):
+            commit, name = str(item.get("commit", "")), item.get("name")
+        else:
+            commit, name = str(item), None
+        label = "%s (%s)" % (commit, name) if name else commit
+        full = g.resolve(commit)
+        if full is None or not g.is_ancestor(full, head):
+            missing.append(label)
+    if missing:
+        problems.append("required fix commit(s) missing from HEAD's history: %s; use a checkout that contains them "
+                        "(the model card: verify both the mHC kernel fix and the long-context graph fix)"
+                        % ", ".join(missing))
+
+    rc, status, _e = g.git("status", "--porcelain", "--untracked-files=no")
+    dirty_files = [line[3:] for line in status.splitlines() if line.strip()]
+    if dirty_files and not p["allow_dirty"]:
+        problems.append("the checkout has local modifications (%s): a build from it is not the pinned commit; "
+                        "commit or discard them (git -C %s stash), or set allow_dirty" % (", ".join(dirty_files[:5]),
+                                                                                         p["path"]))
+
+    result = dict(changed=False, head=head, head_short=head[:10], branch=branch, minimum_commit=minimum,
+                  equals_minimum=equals, descends_from_minimum=descends, missing_commits=missing,
+                  dirty=bool(dirty_files), dirty_files=dirty_files)
+
+    if p["venv"]:
+        info = installed(module, p["venv"])
+        version = info.get("version")
+        m = re.search(r"\+g([0-9a-f]{7,40})", version or "")
+        commit = m.group(1) if m else None
+        matches = bool(commit) and head.startswith(commit) and ".d" not in (version or "").split("+", 1)[-1]
+        result.update(installed_version=version, installed_commit=commit, installed_location=info.get("location"),
+                      installed_matches_head=matches)
+        if info.get("error"):
+            problems.append("the installed vLLM cannot be read: %s" % info["error"])
+        elif info.get("location") is None:
+            problems.append("vLLM is not installed in %s: build the fork (the vllm_fork role)" % p["venv"])
+        elif commit is None:
+            problems.append("the vLLM in %s (version %s at %s) is not a build of a git checkout: it is not the fork; "
+                            "uninstall it and build the fork" % (p["venv"], version, info.get("location")))
+        elif not matches:
+            why = "from a dirty tree" if head.startswith(commit) else "of commit %s" % commit
+            problems.append("the vLLM in %s is a build %s (version %s), but the checkout is at %s: the build is "
+                            "stale; rebuild (pip install -e %s --no-build-isolation)" % (
+                                p["venv"], why, version, head[:10], p["path"]))
+    result["problems"] = problems
+    if problems:
+        module.fail_json(msg="vLLM fork check failed: " + "; ".join(problems), **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
