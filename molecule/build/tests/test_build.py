@@ -1,0 +1,67 @@
+"""Verify the build chain: the stand-in engine built from the fixture fork runs from the venv."""
+import json
+import re
+import time
+
+VENV = "/opt/glm53/venv"
+
+
+def commits(host):
+    return json.loads(host.file("/srv/mirrors/commits.json").content_string)
+
+
+def test_installed_engine_is_the_branch_head(host):
+    c = commits(host)
+    out = host.check_output(f"{VENV}/bin/vllm --version")
+    assert re.fullmatch(r"0\.28\.1rc1\.dev6\+g%s" % c["descendant"][:9], out), out
+
+
+def test_flashinfer_built_from_source_with_submodules(host):
+    c = commits(host)
+    meta = host.check_output(f"{VENV}/bin/python -c 'import flashinfer; print(flashinfer.__version__, "
+                             f"flashinfer.__git_version__)'")
+    assert meta == f"0.6.18 {c['flashinfer']}"
+    assert host.file("/opt/glm53/src/flashinfer/3rdparty/spdlog/include/spdlog.h").exists
+
+
+def test_each_component_compiled_the_expected_number_of_times(host):
+    # Each build starts with one "=== build of <commit>" line (setup.py itself runs several times per pip call).
+    fi = host.file("/var/log/glm53/flashinfer-build.log").content_string
+    assert fi.count("=== build of ") == 1 and "glm53-fixture: compiling flashinfer" in fi
+    log = host.file("/var/log/glm53/vllm-fork-build.log").content_string
+    c = commits(host)
+    # converge 1, the killed build 1, its re-run 1, the return to the branch 1; the idempotence run and
+    # the non-descendant pin add none
+    assert re.findall(r"^=== build of ([0-9a-f]{40})", log, re.M) == [
+        c["descendant"], c["minimum"], c["minimum"], c["descendant"]]
+    assert "TORCH_CUDA_ARCH_LIST=8.9" in log and re.search(r"MAX_JOBS=[1-9]", log)
+
+
+def test_runtime_environment_is_the_cards(host):
+    env = json.loads(host.file("/root/venv_runtime_env.json").content_string)
+    assert env["CUDA_HOME"].endswith("/site-packages/nvidia/cu13") and env["CUDA_HOME"].startswith(VENV)
+    assert env["PATH"].startswith(env["CUDA_HOME"] + "/bin:" + VENV + "/bin:")
+    assert env["FLASHINFER_DISABLE_VERSION_CHECK"] == "1" and env["PYTHONFAULTHANDLER"] == "1"
+    assert env["VLLM_USE_BREAKABLE_CUDAGRAPH"] == "0"
+
+
+def test_service_user_is_a_system_user_with_a_prewarmed_cache(host):
+    user = host.user("glm53")
+    assert user.exists and user.uid < 1000 and user.home == "/var/lib/glm53"
+    cache = host.file("/var/lib/glm53/.cache/flashinfer/0.6.18/89/cached_ops/prewarmed.txt")
+    assert cache.exists and cache.user == "glm53"
+
+
+def test_the_stand_in_serves_from_the_built_venv(host):
+    host.run("systemctl stop glm53-test-engine; systemctl reset-failed glm53-test-engine")
+    host.check_output(f"systemd-run --unit=glm53-test-engine {VENV}/bin/vllm serve /srv/models/tiny "
+                      "--served-model-name glm53-flash-awq --port 8011 --max-model-len 524288")
+    for _ in range(50):
+        out = host.run("curl -sf http://127.0.0.1:8011/v1/models")
+        if out.rc == 0:
+            break
+        time.sleep(0.2)
+    assert json.loads(out.stdout)["data"][0]["id"] == "glm53-flash-awq"
+    version = json.loads(host.check_output("curl -sf http://127.0.0.1:8011/version"))["version"]
+    assert version == host.check_output(f"{VENV}/bin/vllm --version")
+    host.run("systemctl stop glm53-test-engine")
