@@ -11,10 +11,11 @@ module: port_owner
 short_description: Which processes listen on a TCP port, and which systemd unit and user they belong to
 version_added: "0.1.0"
 description:
-  - Reads C(/proc/net/tcp) and C(/proc/net/tcp6) for sockets in LISTEN state on the port (a socket that is
-    bound but not yet listening, as vLLM's while it loads, is reported under RV(bound)), then finds the
+  - Reads C(/proc/net/tcp) and C(/proc/net/tcp6) for sockets in LISTEN state on the port, then finds the
     processes holding those sockets through C(/proc/<pid>/fd), with their user, command line and the
     systemd unit of their cgroup.
+  - A socket that is bound but not listening (vLLM's own, while it loads) is not in C(/proc/net/tcp) and
+    is not seen.
   - Standard library only; needs root to see other users' processes.
 author:
   - glm53.serving contributors (@glm53)
@@ -50,13 +51,11 @@ listening:
   returned: success
   type: bool
   sample: true
-bound:
-  description: Whether any socket is bound to the port without listening (a vLLM server still loading).
-  returned: success
-  type: bool
-  sample: false
 processes:
-  description: Processes holding a socket on the port (listening or bound).
+  description:
+    - Processes holding a socket on the port (listening or bound).
+    - When a process cannot be read (another user's C(/proc/<pid>/fd) needs CAP_SYS_PTRACE), the entry has
+      a null C(pid) and the socket owner's C(user) from C(/proc/net/tcp).
   returned: success
   type: list
   elements: dict
@@ -76,7 +75,6 @@ import re
 from ansible.module_utils.basic import AnsibleModule
 
 _LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp
-_CLOSE = "07"  # TCP_CLOSE: bound, not listening
 
 
 def _sockets(port):
@@ -90,14 +88,9 @@ def _sockets(port):
                     if len(parts) < 10:
                         continue
                     local_port = int(parts[1].rsplit(":", 1)[1], 16)
-                    state, inode = parts[3], parts[9]
-                    remote_port = int(parts[2].rsplit(":", 1)[1], 16)
-                    if local_port != port or inode == "0":
-                        continue
-                    if state == _LISTEN:
-                        found[inode] = "listen"
-                    elif state == _CLOSE and remote_port == 0:
-                        found.setdefault(inode, "bound")
+                    state, uid, inode = parts[3], int(parts[7]), parts[9]
+                    if local_port == port and inode != "0" and state == _LISTEN:
+                        found[inode] = ("listen", uid)
         except OSError:
             continue
     return found
@@ -115,10 +108,16 @@ def _unit(pid):
 
 def _user(pid):
     try:
-        uid = os.stat("/proc/%d" % pid).st_uid
-        return pwd.getpwuid(uid).pw_name
-    except (OSError, KeyError):
+        return _user_name(os.stat("/proc/%d" % pid).st_uid)
+    except OSError:
         return None
+
+
+def _user_name(uid):
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 
 def _read(path):
@@ -131,7 +130,8 @@ def _read(path):
 
 def owners(port):
     sockets = _sockets(port)
-    wanted = dict(("socket:[%s]" % inode, state) for inode, state in sockets.items())
+    wanted = set("socket:[%s]" % inode for inode in sockets)
+    seen = set()
     procs = []
     if wanted:
         for name in os.listdir("/proc"):
@@ -143,27 +143,33 @@ def owners(port):
                 fds = os.listdir(fd_dir)
             except OSError:
                 continue
-            states = set()
+            holds = False
             for fd in fds:
                 try:
                     target = os.readlink(os.path.join(fd_dir, fd))
                 except OSError:
                     continue
                 if target in wanted:
-                    states.add(wanted[target])
-            if states:
+                    holds = True
+                    seen.add(target)
+            if holds:
                 procs.append({
                     "pid": pid,
                     "user": _user(pid),
                     "name": (_read("/proc/%d/comm" % pid) or "").strip() or None,
                     "cmdline": (_read("/proc/%d/cmdline" % pid) or "").replace("\0", " ").strip() or None,
                     "unit": _unit(pid),
-                    "state": "listen" if "listen" in states else "bound",
+                    "state": "listen",
                 })
+    # Sockets whose process could not be read (another user's /proc/<pid>/fd needs CAP_SYS_PTRACE, which
+    # a container's root may lack) are still reported with the socket owner's user from /proc/net/tcp.
+    for inode, (state, uid) in sorted(sockets.items()):
+        if "socket:[%s]" % inode not in seen:
+            procs.append({"pid": None, "user": _user_name(uid), "name": None, "cmdline": None, "unit": None,
+                          "state": state})
     return {
-        "listening": "listen" in sockets.values(),
-        "bound": "bound" in sockets.values(),
-        "processes": sorted(procs, key=lambda p: p["pid"]),
+        "listening": bool(sockets),
+        "processes": sorted(procs, key=lambda p: (p["pid"] is None, p["pid"] or 0)),
     }
 
 

@@ -13,7 +13,9 @@ def test_engine_runs_as_a_systemd_service(host):
     assert svc.is_running and svc.is_enabled
     main_pid = host.run("systemctl show -p MainPID --value vllm-standin").stdout.strip()
     assert main_pid != "0"
-    assert "vllm serve" in host.file(f"/proc/{main_pid}/cmdline").content_string.replace("\0", " ")
+    cmdline = host.file(f"/proc/{main_pid}/cmdline").content_string.replace("\0", " ")
+    assert cmdline.startswith("/opt/glm53/venv/bin/python") and "/opt/glm53/venv/bin/vllm serve" in cmdline
+    assert host.process.get(pid=int(main_pid)).user == "glm53"
 
 
 def test_models_endpoint_reports_served_name_and_context(host):

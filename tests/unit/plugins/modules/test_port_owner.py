@@ -1,0 +1,37 @@
+"""glm53.serving.port_owner on real sockets of this process."""
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+
+from ansible_collections.glm53.serving.plugins.modules import port_owner
+
+
+def test_listening_socket_is_found_with_its_process():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    try:
+        r = port_owner.owners(s.getsockname()[1])
+    finally:
+        s.close()
+    assert r["listening"]
+    (proc,) = r["processes"]
+    assert proc["pid"] == os.getpid() and proc["user"] == getpass.getuser() and proc["state"] == "listen"
+
+
+def test_bound_but_not_listening_is_not_seen():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))  # what vLLM does while it loads: not in /proc/net/tcp
+    try:
+        r = port_owner.owners(s.getsockname()[1])
+    finally:
+        s.close()
+    assert not r["listening"] and r["processes"] == []
+
+
+def test_free_port(run_module):
+    from testlib import free_port
+    r = run_module(port_owner, {"port": free_port()})
+    assert r == {"changed": False, "listening": False, "processes": []}
