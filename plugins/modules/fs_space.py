@@ -23,16 +23,8 @@ options:
     type: list
     elements: path
     required: true
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  idempotent:
-    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
-    support: full
+extends_documentation_fragment:
+  - glm53.serving.info_module
 notes:
   - Changes nothing on the host.
 """

@@ -41,16 +41,8 @@ options:
     description: Accept local modifications to tracked files.
     type: bool
     default: false
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  idempotent:
-    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
-    support: full
+extends_documentation_fragment:
+  - glm53.serving.info_module
 notes:
   - Changes nothing. Needs git on the host.
 """
@@ -253,8 +245,8 @@ def main():
     dirty_files = [line[3:] for line in status.splitlines() if line.strip()]
     if dirty_files and not p["allow_dirty"]:
         problems.append("the checkout has local modifications (%s): a build from it is not the pinned commit; "
-                        "commit or discard them (git -C %s stash), or set allow_dirty" % (", ".join(dirty_files[:5]),
-                                                                                         p["path"]))
+                        "commit or discard them (git -C %s stash), or set allow_dirty"
+                        % (", ".join(dirty_files[:5]), p["path"]))
 
     result = dict(changed=False, head=head, head_short=head[:10], branch=branch, minimum_commit=minimum,
                   equals_minimum=equals, descends_from_minimum=descends, missing_commits=missing,

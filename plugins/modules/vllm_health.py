@@ -22,13 +22,6 @@ description:
 author:
   - glm53.serving contributors (@glm53)
 options:
-  base_url:
-    description: The server's base URL (with or without C(/v1)).
-    type: str
-    default: http://127.0.0.1:8000
-  api_key:
-    description: API key for C(/v1) endpoints.
-    type: str
   served_model_name:
     description: The name the model is served under.
     type: str
@@ -71,20 +64,9 @@ options:
     description: How many log lines to quote on failure.
     type: int
     default: 30
-  validate_certs:
-    description: Verify TLS certificates.
-    type: bool
-    default: true
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  idempotent:
-    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
-    support: full
+extends_documentation_fragment:
+  - glm53.serving.openai_endpoint
+  - glm53.serving.info_module
 notes:
   - Changes nothing. Uses only the Python standard library on the target.
 """

@@ -56,7 +56,7 @@ def test_the_stand_in_serves_from_the_built_venv(host):
     host.run("systemctl stop glm53-test-engine; systemctl reset-failed glm53-test-engine")
     host.check_output(f"systemd-run --unit=glm53-test-engine {VENV}/bin/vllm serve /srv/models/tiny "
                       "--served-model-name glm53-flash-awq --port 8011 --max-model-len 524288")
-    for _ in range(50):
+    for _attempt in range(50):
         out = host.run("curl -sf http://127.0.0.1:8011/v1/models")
         if out.rc == 0:
             break
