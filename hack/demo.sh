@@ -38,7 +38,8 @@ body='{"model":"glm53-flash-awq","messages":[{"role":"user","content":"用一句
 {
   echo "# glm53.serving demo ($(date -u +%FT%TZ))"
   echo
-  echo "Host: docker container \`$HOST\` (Debian 12, systemd as PID 1); engine: the vLLM stand-in (tests/standin)."
+  echo "Host: docker container \`$HOST\` (Debian 12, systemd as PID 1). site.yml ran preflight, venv, flashinfer,"
+  echo "vllm_fork (the \"fork\" is a fixture mirror of the vLLM stand-in, tests/standin) and model."
   echo
   echo "## systemctl status vllm-standin"
   echo '```'; docker exec "$HOST" systemctl --no-pager status vllm-standin | head -5; echo '```'
