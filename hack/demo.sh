@@ -39,14 +39,15 @@ body='{"model":"glm53-flash-awq","messages":[{"role":"user","content":"用一句
   echo "# glm53.serving demo ($(date -u +%FT%TZ))"
   echo
   echo "Host: docker container \`$HOST\` (Debian 12, systemd as PID 1). site.yml ran preflight, venv, flashinfer,"
-  echo "vllm_fork (the \"fork\" is a fixture mirror of the vLLM stand-in, tests/standin) and model."
+  echo "vllm_fork (the \"fork\" is a fixture mirror of the vLLM stand-in, tests/standin), model and serve;"
+  echo "a test unit runs the rendered serve script until the service role lands."
   echo
   echo "## systemctl status vllm-standin"
   echo '```'; docker exec "$HOST" systemctl --no-pager status vllm-standin | head -5; echo '```'
   echo "## GET /v1/models"
-  echo '```json'; docker exec "$HOST" curl -sf http://127.0.0.1:8000/v1/models; echo; echo '```'
+  echo '```json'; docker exec "$HOST" curl -sf -H 'Authorization: Bearer molecule-test-key' http://127.0.0.1:8000/v1/models; echo; echo '```'
   echo "## POST /v1/chat/completions (用一句話介紹自己)"
-  echo '```json'; docker exec "$HOST" curl -sf http://127.0.0.1:8000/v1/chat/completions \
+  echo '```json'; docker exec "$HOST" curl -sf -H 'Authorization: Bearer molecule-test-key' http://127.0.0.1:8000/v1/chat/completions \
     -H 'Content-Type: application/json' -d "$body"; echo; echo '```'
 } >"$OUT/summary.md"
 cat "$OUT/summary.md"
@@ -57,6 +58,7 @@ cat <<MSG
 Result: $OUT/summary.md
 Probe report: $OUT/report/report.html  (summary: $OUT/report/summary.md)
 Demo host: docker container '$HOST'  (shell: docker exec -it $HOST bash)
-Endpoint inside it: http://127.0.0.1:8000  (docker exec $HOST curl -s localhost:8000/v1/models)
+Endpoint inside it: http://127.0.0.1:8000, API key molecule-test-key
+  (docker exec $HOST curl -s -H 'Authorization: Bearer molecule-test-key' localhost:8000/v1/models)
 Remove it and stop the docker daemon: make demo-clean
 MSG

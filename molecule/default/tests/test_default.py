@@ -19,7 +19,8 @@ def test_engine_runs_as_a_systemd_service(host):
 
 
 def test_models_endpoint_reports_served_name_and_context(host):
-    out = host.check_output("curl -sf http://127.0.0.1:8000/v1/models")
+    assert host.run("curl -sf http://127.0.0.1:8000/v1/models").rc != 0, "/v1 answered without the API key"
+    out = host.check_output("curl -sf -H 'Authorization: Bearer molecule-test-key' http://127.0.0.1:8000/v1/models")
     card = json.loads(out)["data"][0]
     assert card["id"] == "glm53-flash-awq"
     assert card["max_model_len"] == 524288
@@ -29,7 +30,8 @@ def test_chat_completion_has_reasoning_and_content(host):
     body = json.dumps({"model": "glm53-flash-awq", "max_tokens": 2048,
                        "messages": [{"role": "user", "content": "What is 21 * 2?"}]})
     out = host.check_output(
-        f"curl -sf http://127.0.0.1:8000/v1/chat/completions -H 'Content-Type: application/json' -d '{body}'")
+        f"curl -sf http://127.0.0.1:8000/v1/chat/completions -H 'Authorization: Bearer molecule-test-key' "
+        f"-H 'Content-Type: application/json' -d '{body}'")
     msg = json.loads(out)["choices"][0]["message"]
     assert msg["reasoning"]
     assert msg["content"].endswith("= 42")
@@ -68,3 +70,13 @@ def test_probe_report_fetched_to_the_controller(host):
     assert fetched["host"] == host.backend.get_hostname() and fetched["passed"]
     html = open(os.path.join(report, "report.html")).read()
     assert 'class="host-row"' in html and 'id="heatmap"' in html
+
+
+def test_serve_script_and_private_env_file(host):
+    script = host.file("/opt/glm53/bin/serve-glm53.sh")
+    assert script.mode == 0o755 and "--reasoning-parser glm47" in script.content_string
+    assert "molecule-test-key" not in script.content_string
+    env = host.file("/etc/glm53/vllm-glm53.env")
+    assert env.mode == 0o600 and env.user == "root" and "VLLM_API_KEY=molecule-test-key" in env.content_string
+    journal = host.check_output("journalctl -u vllm-standin --no-pager -o cat")
+    assert "molecule-test-key" not in journal

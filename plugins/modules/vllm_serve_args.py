@@ -1,0 +1,157 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: glm53.serving contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: vllm_serve_args
+short_description: Check a C(vllm serve) command with the installed vLLM's own argument parser
+version_added: "0.1.0"
+description:
+  - Runs, in the venv's interpreter, vLLM's C(make_arg_parser(FlexibleArgumentParser())) on the argv and then
+    C(validate_parsed_serve_args), and looks the reasoning and tool-call parser names up in vLLM's registries
+    (vLLM 0.28 accepts an unknown C(--reasoning-parser) at parse time and fails only at start-up, after minutes
+    of loading).
+  - Fails in seconds, before any restart, on an unknown flag, bad JSON, an invalid value or an unknown parser;
+    reports the parsed values otherwise.
+author:
+  - glm53.serving contributors (@glm53)
+options:
+  venv:
+    description: The virtualenv vLLM is installed in.
+    type: path
+    required: true
+  argv:
+    description: The words after C(vllm serve) (the model first).
+    type: list
+    elements: str
+    required: true
+  environment:
+    description: Extra environment for the check (for example C(VLLM_TARGET_DEVICE=cpu) on a host without GPUs).
+    type: dict
+    default: {}
+extends_documentation_fragment:
+  - glm53.serving.info_module
+notes:
+  - Changes nothing. Imports vLLM's argument code, not the engine.
+"""
+
+EXAMPLES = r"""
+- name: Prove the serve command before restarting
+  glm53.serving.vllm_serve_args:
+    venv: /opt/glm53/venv
+    argv: [/srv/models/GLM-5.3-Flash-AWQ-INT4, --served-model-name, glm53-flash-awq, --reasoning-parser, glm47]
+"""
+
+RETURN = r"""
+parsed:
+  description: The parsed values of the flags that were given, as vLLM understood them.
+  returned: success
+  type: dict
+  sample: {served_model_name: [glm53-flash-awq], max_model_len: 524288, reasoning_parser: glm47}
+vllm_version:
+  description: The installed vLLM's version.
+  returned: always
+  type: str
+  sample: 0.28.1rc1.dev6+gf2935ce32
+"""
+
+import json
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+_CHECK = r"""
+import contextlib, io, json, sys
+
+
+def check(argv, out):
+    import vllm
+    out["version"] = getattr(vllm, "__version__", None)
+    from vllm.entrypoints.openai.cli_args import make_arg_parser, validate_parsed_serve_args
+    try:
+        from vllm.utils.argparse_utils import FlexibleArgumentParser
+    except ImportError:
+        from vllm.utils import FlexibleArgumentParser
+    parser = make_arg_parser(FlexibleArgumentParser())
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            args = parser.parse_args(argv)
+    except SystemExit:
+        out["error"] = "argument error: " + (err.getvalue().strip().splitlines() or ["unknown"])[-1]
+        return
+    validate_parsed_serve_args(args)
+    problems = []
+    for attr, modules, manager, getter in (
+            ("reasoning_parser", ["vllm.reasoning"], "ReasoningParserManager", "get_reasoning_parser"),
+            ("tool_call_parser", ["vllm.tool_parsers", "vllm.entrypoints.openai.tool_parsers"],
+             "ToolParserManager", "get_tool_parser")):
+        name = getattr(args, attr, None)
+        if not name:
+            continue
+        mgr = None
+        for mod in modules:
+            try:
+                mgr = getattr(__import__(mod, fromlist=[manager]), manager)
+                break
+            except (ImportError, AttributeError):
+                continue
+        if mgr is None:
+            problems.append("cannot find vLLM's %s to check --%s" % (manager, attr.replace("_", "-")))
+            continue
+        try:
+            getattr(mgr, getter)(name)
+        except KeyError as exc:
+            problems.append("--%s %s is unknown to this vLLM (%s)" % (attr.replace("_", "-"), name, exc))
+    if problems:
+        out["error"] = "; ".join(problems)
+        return
+    given = set(a.split("=", 1)[0].lstrip("-").replace("-", "_") for a in argv if a.startswith("--"))
+    given.add("model_tag")
+    out["parsed"] = dict((k, v) for k, v in vars(args).items()
+                         if k in given or k.replace("enable_", "") in given or "no_" + k in given)
+    out["ok"] = True
+
+
+result = {"ok": False, "error": None, "parsed": {}, "version": None}
+try:
+    check(json.loads(sys.argv[1]), result)
+except (TypeError, ValueError) as exc:
+    result["error"] = "%s: %s" % (type(exc).__name__, exc)
+print(json.dumps(result, default=str))
+"""
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            venv=dict(type="path", required=True),
+            argv=dict(type="list", elements="str", required=True),
+            environment=dict(type="dict", default={}),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    python = os.path.join(p["venv"], "bin", "python")
+    if not os.path.exists(python):
+        module.fail_json(msg="no venv at %s (build it with the venv and vllm_fork roles)" % p["venv"])
+    env = dict(os.environ)
+    env.update(dict((k, str(v)) for k, v in p["environment"].items()))
+    rc, out, err = module.run_command([python, "-c", _CHECK, json.dumps(p["argv"])], environ_update=env)
+    try:
+        result = json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        module.fail_json(msg="could not run vLLM's argument parser in %s (exit %d): %s" % (
+            p["venv"], rc, (err or out).strip()[-2000:]))
+    if not result["ok"]:
+        module.fail_json(msg="vLLM (%s) refuses this serve command: %s" % (result.get("version"), result["error"]),
+                         vllm_version=result.get("version"))
+    module.exit_json(changed=False, parsed=result["parsed"], vllm_version=result.get("version"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""The serve role run by ansible-playbook on this machine: the default render is the card's command flag by
+flag, and each unsafe setting is refused (naming the variable) before anything is written."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import socket
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from testlib import COLLECTIONS_ROOT, FIXTURES
+
+PLAYBOOK = os.path.join(os.path.dirname(__file__), "serve", "playbook.yml")
+
+
+def run_role(tmp_path, **overrides):
+    extra = {"ansible_python_interpreter": sys.executable, "serve_venv_path": sys.prefix,
+             "serve_script_path": str(tmp_path / "bin" / "serve.sh"), "serve_env_file": str(tmp_path / "etc" / "vllm.env"),
+             "serve_model_path": "/srv/models/GLM-5.3-Flash-AWQ-INT4", "serve_fork_src_dir": "/opt/glm53/src/vllm-glm53",
+             "serve_api_key": "s3cret-key", "serve_port": _free_port(),
+             "serve_runtime_env": {"CUDA_HOME": "/opt/glm53/venv/lib/python3.10/site-packages/nvidia/cu13",
+                                   "VLLM_USE_BREAKABLE_CUDAGRAPH": "0", "FLASHINFER_DISABLE_VERSION_CHECK": "1",
+                                   "PYTHONFAULTHANDLER": "1"},
+             **overrides}
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
+    proc = subprocess.run(["ansible-playbook", "-i", "localhost,", PLAYBOOK, "-e", json.dumps(extra)],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    return proc, extra
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def exec_argv(script_text):
+    """The argv of the script's `exec` line, as bash would split it."""
+    joined = script_text.replace("\\\n", " ")
+    line = next(line for line in joined.splitlines() if line.strip().startswith("exec "))
+    return shlex.split(line)[1:]
+
+
+def normalise(argv):
+    out = []
+    for word in argv:
+        try:
+            out.append(json.loads(word) if word.startswith("{") else word)
+        except ValueError:
+            out.append(word)
+    return out
+
+
+def test_default_render_is_the_cards_command_flag_by_flag(tmp_path):
+    proc, extra = run_role(tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    script = (tmp_path / "bin" / "serve.sh").read_text()
+    card = open(os.path.join(FIXTURES, "reference-serve.txt")).read()
+    card = card.replace("<model_path>", extra["serve_model_path"]).replace("<port>", str(extra["serve_port"]))
+    ours, ref = exec_argv(script), exec_argv(card)
+    assert os.path.basename(ours[0]) == ref[0] == "vllm"
+    assert normalise(ours[1:]) == normalise(ref[1:])
+    assert "Ansible managed" in "".join(script.splitlines()[:4])
+    assert "export PYTHONPATH=/opt/glm53/src/vllm-glm53" in script
+    assert subprocess.run(["bash", "-n", str(tmp_path / "bin" / "serve.sh")], check=False).returncode == 0
+
+
+def test_env_file_is_private_and_the_key_is_nowhere_else(tmp_path):
+    proc, _extra = run_role(tmp_path)
+    env_file = tmp_path / "etc" / "vllm.env"
+    assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
+    content = env_file.read_text()
+    assert "VLLM_API_KEY=s3cret-key" in content and "VLLM_USE_BREAKABLE_CUDAGRAPH=0" in content
+    assert "PYTHONPATH=/opt/glm53/src/vllm-glm53" in content and "CUDA_HOME=" in content
+    assert "s3cret-key" not in (tmp_path / "bin" / "serve.sh").read_text()
+    assert "s3cret-key" not in proc.stdout + proc.stderr
+
+
+def test_second_run_changes_nothing(tmp_path):
+    extra = run_role(tmp_path)[1]
+    second = run_role(tmp_path, serve_port=extra["serve_port"])[0]
+    assert second.returncode == 0 and re.search(r"changed=0\s", second.stdout.split("PLAY RECAP")[1])
+
+
+GUARDS = {
+    "context_above_512k": ({"serve_max_model_len": 600000}, ["serve_max_model_len=600000", "serve_allow_long_context"]),
+    "one_million_even_with_opt_in": ({"serve_max_model_len": 1048576, "serve_allow_long_context": True},
+                                     ["do not trust answers at 1M"]),
+    "fp8_kv_on_sm89": ({"serve_kv_cache_dtype": "fp8"},
+                       ["serve_kv_cache_dtype=fp8",
+                        "FP8 kv_data_type for MLA is only supported with the fa3 backend on SM90"]),
+    "enforce_eager_with_full_decode_only": ({"serve_enforce_eager": True},
+                                            ["serve_enforce_eager=true", "FULL_DECODE_ONLY"]),
+    "tp_exceeds_gpus": ({"serve_tensor_parallel_size": 16}, ["serve_tensor_parallel_size=16", "serve_gpu_count=8"]),
+    "tp_does_not_divide": ({"serve_tensor_parallel_size": 3}, ["serve_tensor_parallel_size=3"]),
+    "auto_tool_choice_without_parser": ({"serve_tool_call_parser": ""},
+                                        ["serve_enable_auto_tool_choice=true needs serve_tool_call_parser"]),
+    "sparse_indexer_above_512k": ({"serve_hf_overrides": {}, "serve_max_model_len": 600000,
+                                   "serve_allow_long_context": True}, ["persistent_topk smem bug"]),
+    "public_without_key": ({"serve_api_key": ""}, ["serve_host=0.0.0.0", "no serve_api_key"]),
+    "bad_served_name": ({"serve_served_model_name": "glm 53"}, ["serve_served_model_name="]),
+    "misspelt_reasoning_parser": ({"serve_reasoning_parser": "glm-47"},
+                                  ["--reasoning-parser glm-47 is unknown to this vLLM"]),
+    "unknown_extra_flag": ({"serve_extra_args": ["--no-such-flag"]}, ["unrecognized arguments: --no-such-flag"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GUARDS))
+def test_unsafe_settings_are_refused_before_anything_is_written(tmp_path, name):
+    overrides, expected = GUARDS[name]
+    proc, _extra = run_role(tmp_path, **overrides)
+    assert proc.returncode != 0
+    for text in expected:
+        assert text in proc.stdout, "%r not in:\n%s" % (text, proc.stdout[-2500:])
+    assert not (tmp_path / "bin").exists() and not (tmp_path / "etc").exists()
+
+
+def test_port_held_by_another_user_is_refused(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        proc, _extra = run_role(tmp_path, serve_port=s.getsockname()[1])
+    assert proc.returncode != 0 and "is held by pid %d" % os.getpid() in proc.stdout
+
+
+def test_long_context_opt_in_warns(tmp_path):
+    proc, _extra = run_role(tmp_path, serve_max_model_len=600000, serve_allow_long_context=True)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert "above the card's verified 524288" in proc.stdout
