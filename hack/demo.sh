@@ -39,11 +39,11 @@ body='{"model":"glm53-flash-awq","messages":[{"role":"user","content":"用一句
   echo "# glm53.serving demo ($(date -u +%FT%TZ))"
   echo
   echo "Host: docker container \`$HOST\` (Debian 12, systemd as PID 1). site.yml ran preflight, venv, flashinfer,"
-  echo "vllm_fork (the \"fork\" is a fixture mirror of the vLLM stand-in, tests/standin), model and serve;"
-  echo "a test unit runs the rendered serve script until the service role lands."
+  echo "vllm_fork (the \"fork\" is a fixture mirror of the vLLM stand-in, tests/standin), model, serve and service:"
+  echo "the rendered serve script runs as vllm-glm53.service behind the relaunch gate."
   echo
-  echo "## systemctl status vllm-standin"
-  echo '```'; docker exec "$HOST" systemctl --no-pager status vllm-standin | head -5; echo '```'
+  echo "## systemctl status vllm-glm53"
+  echo '```'; docker exec "$HOST" systemctl --no-pager status vllm-glm53 | head -5; echo '```'
   echo "## GET /v1/models"
   echo '```json'; docker exec "$HOST" curl -sf -H 'Authorization: Bearer molecule-test-key' http://127.0.0.1:8000/v1/models; echo; echo '```'
   echo "## POST /v1/chat/completions (用一句話介紹自己)"

@@ -9,9 +9,9 @@ def test_systemd_is_pid1(host):
 
 
 def test_engine_runs_as_a_systemd_service(host):
-    svc = host.service("vllm-standin")
+    svc = host.service("vllm-glm53")
     assert svc.is_running and svc.is_enabled
-    main_pid = host.run("systemctl show -p MainPID --value vllm-standin").stdout.strip()
+    main_pid = host.run("systemctl show -p MainPID --value vllm-glm53").stdout.strip()
     assert main_pid != "0"
     cmdline = host.file(f"/proc/{main_pid}/cmdline").content_string.replace("\0", " ")
     assert cmdline.startswith("/opt/glm53/venv/bin/python") and "/opt/glm53/venv/bin/vllm serve" in cmdline
@@ -78,5 +78,31 @@ def test_serve_script_and_private_env_file(host):
     assert "molecule-test-key" not in script.content_string
     env = host.file("/etc/glm53/vllm-glm53.env")
     assert env.mode == 0o600 and env.user == "root" and "VLLM_API_KEY=molecule-test-key" in env.content_string
-    journal = host.check_output("journalctl -u vllm-standin --no-pager -o cat")
+    journal = host.check_output("journalctl -u vllm-glm53 --no-pager -o cat")
     assert "molecule-test-key" not in journal
+
+
+def test_engine_unit_is_hardened_and_verified(host):
+    unit = host.file("/etc/systemd/system/vllm-glm53.service").content_string
+    for line in ("KillMode=mixed", "Restart=on-failure", "RestartForceExitStatus=0", "LimitMEMLOCK=infinity",
+                 "NoNewPrivileges=true", "ProtectSystem=full", "ProtectHome=true", "PrivateTmp=true",
+                 "TimeoutStartSec=900", "TimeoutStopSec=120", "User=glm53"):
+        assert line in unit, line
+    assert host.run("systemd-analyze verify /etc/systemd/system/vllm-glm53.service").rc == 0
+    exposure = host.run("systemd-analyze security --no-pager vllm-glm53.service")
+    print("systemd-analyze security vllm-glm53.service:\n" + exposure.stdout[-1200:])
+    assert "Overall exposure level" in exposure.stdout
+
+
+def test_killed_engine_relaunched_with_residue_removed_and_decoy_kept(host):
+    record = json.loads(host.file("/root/relaunch.json").content_string)
+    assert record["residue_before"], "the killed engine held no psm_ blocks"
+    for path in record["residue_before"]:
+        assert not host.file(path).exists, "%s survived the relaunch gate" % path
+    assert host.file("/dev/shm/psm_decoy0").exists, "the gate removed a block a live process holds"
+    journal = host.check_output("journalctl -u vllm-glm53 --no-pager -o cat")
+    assert "relaunch gate: removed stale " + record["residue_before"][0] in journal
+    assert "relaunch gate: kept /dev/shm/psm_decoy0: open or mapped by a live process" in journal
+    new_pid = host.check_output("systemctl show -p MainPID --value vllm-glm53")
+    assert new_pid not in ("0", record["old_pid"])
+    assert host.service("vllm-glm53").is_running
