@@ -32,16 +32,8 @@ options:
     type: list
     elements: str
     default: [psm_*, sem.mp-*, torch_*, nccl-*, vllm_*]
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  idempotent:
-    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
-    support: full
+extends_documentation_fragment:
+  - glm53.serving.info_module
 notes:
   - Run it while the engine is stopped; blocks a live engine holds are kept anyway.
 """
