@@ -102,6 +102,20 @@ class OpenAIClient:
         return self.post("/v1/chat/completions", body, timeout=timeout)
 
 
+def endpoint_argument_spec():
+    """The options every probe module shares (documented by the glm53.serving.openai_endpoint fragment)."""
+    return dict(
+        base_url=dict(type="str", default="http://127.0.0.1:8000"),
+        api_key=dict(type="str", no_log=True),
+        validate_certs=dict(type="bool", default=True),
+    )
+
+
+def client_from_params(params, timeout):
+    return OpenAIClient(params["base_url"], params["api_key"], timeout=timeout,
+                        validate_certs=params["validate_certs"])
+
+
 def _parse(raw):
     if not raw:
         return None

@@ -65,27 +65,7 @@ import pwd
 import re
 
 from ansible.module_utils.basic import AnsibleModule
-
-_LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp
-
-
-def _sockets(port):
-    found = {}
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(table) as f:
-                next(f, None)
-                for line in f:
-                    parts = line.split()
-                    if len(parts) < 10:
-                        continue
-                    local_port = int(parts[1].rsplit(":", 1)[1], 16)
-                    state, uid, inode = parts[3], int(parts[7]), parts[9]
-                    if local_port == port and inode != "0" and state == _LISTEN:
-                        found[inode] = ("listen", uid)
-        except OSError:
-            continue
-    return found
+from ansible_collections.glm53.serving.plugins.module_utils._procfs import listening_sockets
 
 
 def _unit(pid):
@@ -121,7 +101,7 @@ def _read(path):
 
 
 def owners(port):
-    sockets = _sockets(port)
+    sockets = listening_sockets(port)
     wanted = set("socket:[%s]" % inode for inode in sockets)
     seen = set()
     procs = []
@@ -155,10 +135,10 @@ def owners(port):
                 })
     # Sockets whose process could not be read (another user's /proc/<pid>/fd needs CAP_SYS_PTRACE, which
     # a container's root may lack) are still reported with the socket owner's user from /proc/net/tcp.
-    for inode, (state, uid) in sorted(sockets.items()):
+    for inode, uid in sorted(sockets.items()):
         if "socket:[%s]" % inode not in seen:
             procs.append({"pid": None, "user": _user_name(uid), "name": None, "cmdline": None, "unit": None,
-                          "state": state})
+                          "state": "listen"})
     return {
         "listening": bool(sockets),
         "processes": sorted(procs, key=lambda p: (p["pid"] is None, p["pid"] or 0)),

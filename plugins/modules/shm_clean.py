@@ -62,7 +62,7 @@ kept:
 import pwd
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.glm53.serving.plugins.module_utils._shm import find_stale, remove
+from ansible_collections.glm53.serving.plugins.module_utils._procfs import find_stale, remove
 
 
 def main():

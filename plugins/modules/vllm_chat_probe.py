@@ -98,10 +98,11 @@ import random
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._openai_client import (
-    OpenAIClient,
     ProbeConnectionRefused,
     ProbeHTTPError,
     ProbeTimeout,
+    client_from_params,
+    endpoint_argument_spec,
     error_message,
     message_fields,
 )
@@ -141,8 +142,7 @@ def run_probe(client, p, name, prompt, extra_check=None):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            base_url=dict(type="str", default="http://127.0.0.1:8000"),
-            api_key=dict(type="str", no_log=True),
+            **endpoint_argument_spec(),
             model=dict(type="str", required=True),
             max_tokens=dict(type="int", default=MIN_MAX_TOKENS, no_log=False),
             greeting_prompt=dict(type="str", default="Hello! Please greet me back in one short sentence."),
@@ -150,7 +150,6 @@ def main():
             math=dict(type="bool", default=True),
             require_reasoning=dict(type="bool", default=True),
             request_timeout=dict(type="int", default=600),
-            validate_certs=dict(type="bool", default=True),
         ),
         supports_check_mode=True,
     )
@@ -158,7 +157,7 @@ def main():
     if p["max_tokens"] < MIN_MAX_TOKENS:
         module.fail_json(msg="max_tokens=%d is below %d: GLM-5.3 reasons before it answers and a smaller budget "
                              "cuts the answer off (the card: max_tokens >= 2048)." % (p["max_tokens"], MIN_MAX_TOKENS))
-    client = OpenAIClient(p["base_url"], p["api_key"], timeout=p["request_timeout"], validate_certs=p["validate_certs"])
+    client = client_from_params(p, p["request_timeout"])
     probes = [run_probe(client, p, "greeting", p["greeting_prompt"]),
               run_probe(client, p, "chinese", p["chinese_prompt"], traditional_chinese_findings)]
     if p["math"]:

@@ -126,10 +126,11 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._openai_client import (
-    OpenAIClient,
     ProbeConnectionRefused,
     ProbeHTTPError,
     ProbeTimeout,
+    client_from_params,
+    endpoint_argument_spec,
     error_message,
 )
 
@@ -188,8 +189,7 @@ def log_tail(module):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            base_url=dict(type="str", default="http://127.0.0.1:8000"),
-            api_key=dict(type="str", no_log=True),
+            **endpoint_argument_spec(),
             served_model_name=dict(type="str", required=True),
             max_model_len=dict(type="int", default=0),
             chat_check=dict(type="bool", default=True),
@@ -201,15 +201,13 @@ def main():
             pid=dict(type="int"),
             log_file=dict(type="path"),
             log_lines=dict(type="int", default=30),
-            validate_certs=dict(type="bool", default=True),
         ),
         required_if=[("service_manager", "systemd", ["service_name"]),
                      ("service_manager", "tmux", ["service_name"])],
         supports_check_mode=True,
     )
     p = module.params
-    client = OpenAIClient(p["base_url"], p["api_key"], timeout=p["request_timeout"],
-                          validate_certs=p["validate_certs"])
+    client = client_from_params(p, p["request_timeout"])
     layers = {"health": "waiting", "models": "not run", "chat": "not run" if p["chat_check"] else "skipped"}
     t0 = time.monotonic()
     deadline = t0 + p["timeout"]

@@ -139,10 +139,11 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._needle import Haystack, score, size_haystack
 from ansible_collections.glm53.serving.plugins.module_utils._openai_client import (
-    OpenAIClient,
     ProbeConnectionRefused,
     ProbeHTTPError,
     ProbeTimeout,
+    client_from_params,
+    endpoint_argument_spec,
     error_message,
     message_fields,
 )
@@ -152,8 +153,7 @@ from ansible_collections.glm53.serving.plugins.module_utils._text_checks import 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            base_url=dict(type="str", default="http://127.0.0.1:8000"),
-            api_key=dict(type="str", no_log=True),
+            **endpoint_argument_spec(),
             model=dict(type="str", required=True),
             targets=dict(type="list", elements="int", default=[450000]),
             depths=dict(type="list", elements="int", default=[10, 30, 50, 70, 90]),
@@ -164,7 +164,6 @@ def main():
             control=dict(type="bool", default=True),
             seed=dict(type="int"),
             request_timeout=dict(type="int", default=3600),
-            validate_certs=dict(type="bool", default=True),
         ),
         supports_check_mode=True,
     )
@@ -172,7 +171,7 @@ def main():
     if any(not 0 <= d <= 100 for d in p["depths"]):
         module.fail_json(msg="depths must be percentages between 0 and 100, got %s" % p["depths"])
     seed = p["seed"] if p["seed"] is not None else random.SystemRandom().randint(0, 2**31)
-    client = OpenAIClient(p["base_url"], p["api_key"], timeout=p["request_timeout"], validate_certs=p["validate_certs"])
+    client = client_from_params(p, p["request_timeout"])
     hay = Haystack(seed, p["distractors"])
 
     def messages(text):

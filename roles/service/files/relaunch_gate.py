@@ -18,21 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from glm53_shm import DEFAULT_PATTERNS, find_stale, remove  # noqa: E402  (installed beside this script)
-
-
-def port_listening(port):
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(table) as f:
-                next(f, None)
-                for line in f:
-                    parts = line.split()
-                    if len(parts) > 3 and int(parts[1].rsplit(":", 1)[1], 16) == port and parts[3] == "0A":
-                        return True
-        except OSError:
-            continue
-    return False
+from glm53_procfs import DEFAULT_PATTERNS, find_stale, listening_sockets, remove  # noqa: E402  (installed beside this script)
 
 
 def engine_processes(user):
@@ -83,7 +69,7 @@ def main():
     t0 = time.monotonic()
     while True:
         waits = []
-        if port_listening(a.port):
+        if listening_sockets(a.port):
             waits.append("port %d still listening" % a.port)
         procs = engine_processes(a.user)
         if procs:

@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: glm53.serving contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Find stale vLLM/PyTorch/NCCL shared-memory blocks left by a dead engine. Standard library only.
+"""What /proc says about the host: listening TCP sockets, and stale shared-memory blocks of a dead engine.
 
-Shared by the shm_clean module and the relaunch gate (a copy of this file sits next to the gate script).
-A block is stale when it is a regular file in the shm directory, owned by the service user, named like
+Standard library only. Shared by the port_owner and shm_clean modules and the relaunch gate (a copy of this
+file sits next to the gate script). A shared-memory block is stale when it is a regular file in the shm directory, owned by the service user, named like
 the ones vLLM, multiprocessing, PyTorch and NCCL create, and open or mapped by no live process.
 """
 
@@ -16,6 +16,29 @@ import pwd
 import stat
 
 DEFAULT_PATTERNS = ("psm_*", "sem.mp-*", "torch_*", "nccl-*", "vllm_*")
+_TCP_LISTEN = "0A"  # the state column of /proc/net/tcp
+
+
+def listening_sockets(port):
+    """{socket inode: owner uid} of the TCP sockets listening on port (IPv4 and IPv6).
+
+    A socket that is bound but not listening (vLLM's own, while it loads) is not in /proc/net/tcp.
+    """
+    found = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                next(f, None)
+                for line in f:
+                    parts = line.split()
+                    if len(parts) < 10:
+                        continue
+                    local_port = int(parts[1].rsplit(":", 1)[1], 16)
+                    if local_port == port and parts[9] != "0" and parts[3] == _TCP_LISTEN:
+                        found[parts[9]] = int(parts[7])
+        except OSError:
+            continue
+    return found
 
 
 def _open_by_live_processes(directory):
