@@ -40,6 +40,7 @@ ensure_apt() {
   command -v rsync >/dev/null || missing+=(rsync)
   command -v shellcheck >/dev/null || missing+=(shellcheck)
   command -v chromium >/dev/null || missing+=(chromium fonts-wqy-zenhei)  # the report screenshot test
+  command -v promtool >/dev/null || missing+=(prometheus)  # promtool checks the monitoring role's output
   if [ ${#missing[@]} -gt 0 ]; then
     step "apt: ${missing[*]}"
     apt-get update -qq
@@ -78,6 +79,36 @@ ensure_venv() {
   # The stand-in engine's own tests run on the controller too.
   pip install -q --no-deps --no-build-isolation -e "$REPO/tests/standin" 2>/dev/null \
     || pip install -q -e "$REPO/tests/standin"
+}
+
+# The real vLLM 0.28.0 for tests/contract: a Python 3.11 venv (the CPU torch 2.13.0 wheel on these machines
+# is for 3.11), installed --no-deps from a full pin list, cached under $WORK by the list's hash.
+# Cold: about 1 minute plus the 315 MB vLLM wheel download; warm: nothing.
+find_python311() {
+  local c
+  for c in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.11*/bin/python3 /usr/bin/python3.11 /usr/local/bin/python3.11; do
+    if [ -x "$c" ] && "$c" -c 'import sys,ssl,venv; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+      echo "$c"; return 0
+    fi
+  done
+  return 1
+}
+
+ensure_contract_venv() {
+  local req=$REPO/tests/contract/requirements-vllm-0.28.0.txt want dir py t0
+  want=$(sha1sum "$req" | cut -c1-10)
+  dir=$WORK/vllm-0.28.0-$want
+  if [ ! -f "$dir/.complete" ]; then
+    t0=$(date +%s)
+    step "contract venv: real vLLM 0.28.0 with CPU torch (--no-deps, $(grep -c '^[a-zA-Z]' "$req") pins)"
+    py=$(find_python311) || { echo "no Python 3.11 found (pyenv or /usr/bin); the CPU torch wheel needs it" >&2; return 1; }
+    rm -rf "$WORK"/vllm-0.28.0-*
+    "$py" -m venv "$dir" && "$dir/bin/pip" install -q --no-deps -r "$req" 2>&1 | grep -v '^WARNING: Location' \
+      ; [ "${PIPESTATUS[0]}" -eq 0 ] || return 1
+    touch "$dir/.complete"
+    echo "contract venv made in $(( $(date +%s) - t0 )) s ($(du -sh "$dir" | cut -f1))"
+  fi
+  export GLM53_VLLM_CONTRACT_VENV=$dir
 }
 
 # Galaxy is unreachable: unpack the needed collections and their dependency closure

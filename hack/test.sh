@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make test`: everything, in order, on a fresh machine of this kind. Installs what it needs.
-#   yamllint -> ansible-lint (production) -> ansible-test sanity -> pytest -> molecule scenarios
+#   yamllint -> ansible-lint (production) -> ansible-test sanity -> pytest -> contract (real vLLM 0.28.0's
+#   parser, cached venv) -> molecule scenarios
 # Each stage runs even if an earlier one failed; the last line counts the stages.
-# Knobs: STAGES="yamllint ansible-lint sanity pytest molecule" (subset), SCENARIOS="default ..."
+# Knobs: STAGES="yamllint ansible-lint sanity pytest contract molecule" (subset), SCENARIOS="default ..."
 # (default: every molecule/*/molecule.yml), and those of hack/lib.sh.
 set -uo pipefail
 T0=$(date +%s)
@@ -10,7 +11,7 @@ T0=$(date +%s)
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO" || exit 1
 
-STAGES=${STAGES:-yamllint ansible-lint sanity pytest molecule}
+STAGES=${STAGES:-yamllint ansible-lint sanity pytest contract molecule}
 passed=0 failed=0 failed_names=()
 
 cleanup() {
@@ -57,6 +58,14 @@ stage_ansible_lint() {
   ANSIBLE_COLLECTIONS_PATH="$root:$ANSIBLE_COLLECTIONS_PATH" ansible-lint --profile production
 }
 
+stage_contract() {
+  local t0
+  ensure_contract_venv || return 1
+  t0=$(date +%s)
+  python -m pytest -p no:cacheprovider -v tests/contract || return 1
+  echo "contract tests against vLLM 0.28.0: $(( $(date +%s) - t0 )) s"
+}
+
 stage_molecule() {
   local s ok=0 bad=0 scenarios
   scenarios=${SCENARIOS:-$(for f in molecule/*/molecule.yml; do basename "$(dirname "$f")"; done)}
@@ -79,6 +88,7 @@ for stage in $STAGES; do
     ansible-lint) run_stage ansible-lint stage_ansible_lint ;;
     sanity) run_stage sanity stage_sanity ;;
     pytest) run_stage pytest python -m pytest -n 2 -p no:cacheprovider tests/unit tests/integration ;;
+    contract) run_stage contract stage_contract ;;
     molecule) run_stage molecule stage_molecule ;;
     *) echo "unknown stage $stage"; failed=$((failed + 1)) ;;
   esac

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -42,6 +43,44 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# ---------------------------------------------------------------- the serve role, rendered locally
+SERVE_PLAYBOOK = os.path.join(REPO, "tests", "integration", "serve", "playbook.yml")
+
+
+def run_serve_role(tmp_path, **overrides):
+    """The serve role by ansible-playbook on this machine, rendering into tmp_path; (process, extra vars)."""
+    extra = {"ansible_python_interpreter": sys.executable, "serve_venv_path": sys.prefix,
+             "serve_script_path": str(tmp_path / "bin" / "serve.sh"), "serve_env_file": str(tmp_path / "etc" / "vllm.env"),
+             "serve_model_path": "/srv/models/GLM-5.3-Flash-AWQ-INT4", "serve_fork_src_dir": "/opt/glm53/src/vllm-glm53",
+             "serve_api_key": "s3cret-key", "serve_port": free_port(),
+             "serve_runtime_env": {"CUDA_HOME": "/opt/glm53/venv/lib/python3.10/site-packages/nvidia/cu13",
+                                   "VLLM_USE_BREAKABLE_CUDAGRAPH": "0", "FLASHINFER_DISABLE_VERSION_CHECK": "1",
+                                   "PYTHONFAULTHANDLER": "1"},
+             **overrides}
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
+    proc = subprocess.run(["ansible-playbook", "-i", "localhost,", SERVE_PLAYBOOK, "-e", json.dumps(extra)],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    return proc, extra
+
+
+def exec_argv(script_text):
+    """The argv of the script's `exec` line, as bash would split it."""
+    joined = script_text.replace("\\\n", " ")
+    line = next(line for line in joined.splitlines() if line.strip().startswith("exec "))
+    return shlex.split(line)[1:]
+
+
+def normalise(argv):
+    out = []
+    for word in argv:
+        try:
+            out.append(json.loads(word) if word.startswith("{") else word)
+        except ValueError:
+            out.append(word)
+    return out
+
+
+# ---------------------------------------------------------------- the vLLM stand-in as a process
 class StandIn:
     def __init__(self, tmp_path, env=None, flags=None, model_dir=None):
         self.port = free_port()

@@ -64,11 +64,15 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+_MARK = "GLM53-SERVE-ARGS "
+
+# Runs in the venv's Python. vLLM logs to stdout, so the result is the last line that starts with _MARK.
 _CHECK = r"""
 import contextlib, io, json, sys
 
 
 def check(argv, out):
+    sys.argv = ["vllm serve"]  # the program name in argparse's messages
     import vllm
     out["version"] = getattr(vllm, "__version__", None)
     from vllm.entrypoints.openai.cli_args import make_arg_parser, validate_parsed_serve_args
@@ -82,7 +86,9 @@ def check(argv, out):
         with contextlib.redirect_stderr(err):
             args = parser.parse_args(argv)
     except SystemExit:
-        out["error"] = "argument error: " + (err.getvalue().strip().splitlines() or ["unknown"])[-1]
+        lines = [line.strip() for line in err.getvalue().strip().splitlines()] or ["unknown"]
+        first = max([i for i, line in enumerate(lines) if ": error: " in line] or [len(lines) - 1])
+        out["error"] = " ".join(lines[first:])[:2000]  # argparse's message; pydantic's spans several lines
         return
     validate_parsed_serve_args(args)
     problems = []
@@ -107,6 +113,9 @@ def check(argv, out):
             getattr(mgr, getter)(name)
         except KeyError as exc:
             problems.append("--%s %s is unknown to this vLLM (%s)" % (attr.replace("_", "-"), name, exc))
+        except Exception as exc:  # the parser is registered but its module does not import here
+            problems.append("--%s %s is registered but cannot be loaded (%s: %s)" % (
+                attr.replace("_", "-"), name, type(exc).__name__, exc))
     if problems:
         out["error"] = "; ".join(problems)
         return
@@ -122,7 +131,7 @@ try:
     check(json.loads(sys.argv[1]), result)
 except (TypeError, ValueError) as exc:
     result["error"] = "%s: %s" % (type(exc).__name__, exc)
-print(json.dumps(result, default=str))
+print("GLM53-SERVE-ARGS " + json.dumps(result, default=str))
 """
 
 
@@ -142,8 +151,9 @@ def main():
     env = dict(os.environ)
     env.update(dict((k, str(v)) for k, v in p["environment"].items()))
     rc, out, err = module.run_command([python, "-c", _CHECK, json.dumps(p["argv"])], environ_update=env)
+    lines = [line[len(_MARK):] for line in out.splitlines() if line.startswith(_MARK)]
     try:
-        result = json.loads(out.strip().splitlines()[-1])
+        result = json.loads(lines[-1])
     except (ValueError, IndexError):
         module.fail_json(msg="could not run vLLM's argument parser in %s (exit %d): %s" % (
             p["venv"], rc, (err or out).strip()[-2000:]))

@@ -2,58 +2,15 @@
 flag, and each unsafe setting is refused (naming the variable) before anything is written."""
 from __future__ import annotations
 
-import json
 import os
 import re
-import shlex
 import socket
 import stat
 import subprocess
-import sys
 
 import pytest
 
-from testlib import COLLECTIONS_ROOT, FIXTURES
-
-PLAYBOOK = os.path.join(os.path.dirname(__file__), "serve", "playbook.yml")
-
-
-def run_role(tmp_path, **overrides):
-    extra = {"ansible_python_interpreter": sys.executable, "serve_venv_path": sys.prefix,
-             "serve_script_path": str(tmp_path / "bin" / "serve.sh"), "serve_env_file": str(tmp_path / "etc" / "vllm.env"),
-             "serve_model_path": "/srv/models/GLM-5.3-Flash-AWQ-INT4", "serve_fork_src_dir": "/opt/glm53/src/vllm-glm53",
-             "serve_api_key": "s3cret-key", "serve_port": _free_port(),
-             "serve_runtime_env": {"CUDA_HOME": "/opt/glm53/venv/lib/python3.10/site-packages/nvidia/cu13",
-                                   "VLLM_USE_BREAKABLE_CUDAGRAPH": "0", "FLASHINFER_DISABLE_VERSION_CHECK": "1",
-                                   "PYTHONFAULTHANDLER": "1"},
-             **overrides}
-    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
-    proc = subprocess.run(["ansible-playbook", "-i", "localhost,", PLAYBOOK, "-e", json.dumps(extra)],
-                          capture_output=True, text=True, env=env, timeout=300, check=False)
-    return proc, extra
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def exec_argv(script_text):
-    """The argv of the script's `exec` line, as bash would split it."""
-    joined = script_text.replace("\\\n", " ")
-    line = next(line for line in joined.splitlines() if line.strip().startswith("exec "))
-    return shlex.split(line)[1:]
-
-
-def normalise(argv):
-    out = []
-    for word in argv:
-        try:
-            out.append(json.loads(word) if word.startswith("{") else word)
-        except ValueError:
-            out.append(word)
-    return out
+from testlib import FIXTURES, exec_argv, normalise, run_serve_role as run_role
 
 
 def test_default_render_is_the_cards_command_flag_by_flag(tmp_path):

@@ -257,7 +257,7 @@ def test_late_startup_failures(standin_factory, extra, env, message):
 
 @pytest.mark.parametrize("extra,message", [
     (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
-    (["--hf-overrides", "{not json"], "Invalid JSON"),
+    (["--hf-overrides", "{not json"], "cannot be converted to"),
     (["--enable-auto-tool-choice"], "--enable-auto-tool-choice requires --tool-call-parser"),
     (["--gpu-memory-utilization", "1.5"], "gpu_memory_utilization must be in (0, 1]"),
 ])

@@ -35,8 +35,8 @@ def human_readable_int_or_auto(value: str) -> int:
 def json_object(value: str) -> dict:
     try:
         obj = json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(f"Invalid JSON {value!r}: {exc}") from exc
+    except json.JSONDecodeError as exc:  # vLLM 0.28's parse_type(json.loads) words it this way
+        raise argparse.ArgumentTypeError(f"Value {value} cannot be converted to {json.loads}.") from exc
     if not isinstance(obj, dict):
         raise argparse.ArgumentTypeError(f"Expected a JSON object, got {value!r}")
     return obj

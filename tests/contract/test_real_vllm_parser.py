@@ -1,0 +1,85 @@
+"""Contract test: the serve role and glm53.serving.vllm_serve_args against the *real* vLLM 0.28.0 (the fork's
+base) from PyPI, not the stand-in. The venv (tests/contract/requirements-vllm-0.28.0.txt, CPU torch, no GPU
+stack) is made and cached by hack/contract_venv.sh, which `make test` runs before this stage and which
+exports GLM53_VLLM_CONTRACT_VENV. Run alone: `STAGES=contract make test`."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from testlib import exec_argv, run_serve_role
+from ansible_collections.glm53.serving.plugins.modules import vllm_serve_args
+
+VENV = os.environ.get("GLM53_VLLM_CONTRACT_VENV", "")
+CPU = {"VLLM_TARGET_DEVICE": "cpu"}  # without it vLLM cannot infer a device on a machine with no GPU
+
+if not os.path.exists(os.path.join(VENV, "bin", "python")):  # pragma: no cover - a setup error, not a skip
+    raise RuntimeError("GLM53_VLLM_CONTRACT_VENV=%r is not a venv; run hack/contract_venv.sh (make test does)" % VENV)
+
+
+@pytest.fixture(scope="module")
+def default_render(tmp_path_factory):
+    """The serve role with its defaults, its own parser check running in the real vLLM's venv."""
+    tmp = tmp_path_factory.mktemp("render")
+    proc, _extra = run_serve_role(tmp, serve_venv_path=VENV, serve_check_environment=CPU)
+    return proc, tmp
+
+
+def check(run_module, argv):
+    return run_module(vllm_serve_args, {"venv": VENV, "argv": argv, "environment": CPU})
+
+
+def test_the_role_renders_the_default_script_through_the_real_parser(default_render):
+    proc, tmp = default_render
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert (tmp / "bin" / "serve.sh").exists()
+
+
+def test_the_default_rendered_argv_parses_with_vllm_0_28_0(run_module, default_render):
+    _proc, tmp = default_render
+    argv = exec_argv((tmp / "bin" / "serve.sh").read_text())
+    assert argv[0].endswith("/bin/vllm") and argv[1] == "serve"
+    r = check(run_module, argv[2:])
+    assert not r.failed, r.get("msg")
+    assert r["vllm_version"] == "0.28.0"
+    parsed = r["parsed"]
+    assert parsed["max_model_len"] == 524288 and parsed["tensor_parallel_size"] == 8
+    assert parsed["served_model_name"] == ["glm53-flash-awq"]
+    assert parsed["enable_prefix_caching"] is False
+    assert parsed["hf_overrides"] == {"text_config": {"index_topk": None, "index_n_heads": None,
+                                                      "index_head_dim": None, "index_kpool": None}}
+    assert parsed["reasoning_parser"] == "glm47" and parsed["tool_call_parser"] == "glm47"
+    assert parsed["enable_auto_tool_choice"] is True and parsed["gpu_memory_utilization"] == 0.94
+
+
+def test_the_role_refuses_a_misspelt_reasoning_parser_before_writing(tmp_path):
+    proc, _extra = run_serve_role(tmp_path, serve_venv_path=VENV, serve_check_environment=CPU,
+                                  serve_reasoning_parser="glm-47")
+    assert proc.returncode != 0
+    assert "vLLM (0.28.0) refuses this serve command: --reasoning-parser glm-47 is unknown" in proc.stdout
+    assert not (tmp_path / "bin" / "serve.sh").exists()
+
+
+@pytest.fixture(scope="module")
+def default_argv(default_render):
+    _proc, tmp = default_render
+    return exec_argv((tmp / "bin" / "serve.sh").read_text())[2:]
+
+
+@pytest.mark.parametrize("change,message", [
+    (("--reasoning-parser", "glm4.7"), "--reasoning-parser glm4.7 is unknown to this vLLM"),
+    (("--tool-call-parser", "glm-47"), "--tool-call-parser glm-47 is unknown to this vLLM"),
+    (("--no-such-flag",), "vllm serve: error: unrecognized arguments: --no-such-flag"),
+    (("--hf-overrides", '{"text_config": {"index_topk": nul}}'), "argument --hf-overrides: Value"),
+    (("--compilation-config", "{cudagraph_mode: FULL_DECODE_ONLY}"), "argument --compilation-config/-cc: 1 validation error for CompilationConfig Invalid JSON"),
+    (("--max-model-len", "half-a-million"), "argument --max-model-len"),
+])
+def test_bad_commands_are_refused_by_vllm_0_28_0(run_module, default_argv, change, message):
+    argv = list(default_argv)
+    if change[0] in argv and len(change) == 2:
+        argv[argv.index(change[0]) + 1] = change[1]
+    else:
+        argv += list(change)
+    r = check(run_module, argv)
+    assert r.failed and "vLLM (0.28.0) refuses this serve command" in r["msg"] and message in r["msg"], r["msg"]
