@@ -15,8 +15,8 @@ description:
     "connection refused" means "still loading", not failure. Polls every O(interval) seconds up to
     O(timeout) (tens of minutes; about 46 shards load in several minutes).
   - If the server dies while waited on (the systemd unit fails or goes into auto-restart, the tmux session
-    or pane is gone, or C(/health) answers 503), fails at once with the last log lines instead of waiting
-    out the timeout.
+    or pane is gone, or the service role's supervisor marks its pane title as died, or C(/health) answers
+    503), fails at once with the last log lines instead of waiting out the timeout.
   - Once C(/health) answers 200, checks in layers; the served name is in C(/v1/models) and its
     C(max_model_len) equals O(max_model_len); optionally a 1-token chat completion.
 author:
@@ -159,11 +159,17 @@ def process_state(module):
         if active in ("inactive", "deactivating"):
             return "unit %s is %s" % (name, active)
     elif manager == "tmux":
-        rc, out, _err = module.run_command(["tmux", "list-panes", "-t", name, "-F", "#{pane_dead}"])
+        rc, out, _err = module.run_command(["tmux", "list-panes", "-s", "-t", "=" + name, "-F",
+                                            "#{pane_dead} #{pane_title}"])
         if rc != 0:
             return "tmux session %s is gone" % name
-        if out.split() and all(x == "1" for x in out.split()):
+        panes = [line.split(" ", 1) + [""] for line in out.splitlines() if line.strip()]
+        if panes and all(p[0] == "1" for p in panes):
             return "every pane of tmux session %s is dead" % name
+        # the service role's supervisor titles its pane "glm53: died rc=N" while it waits to relaunch
+        died = [p[1] for p in panes if p[1].startswith("glm53: died") or p[1].startswith("glm53: gate failed")]
+        if died:
+            return "the engine in tmux session %s exited (%s); its supervisor will relaunch it" % (name, died[0])
     return None
 
 
@@ -175,7 +181,7 @@ def log_tail(module):
         rc, out, _err = module.run_command(["journalctl", "-u", name, "-n", str(n), "--no-pager", "-o", "cat"])
         lines = out.splitlines() if rc == 0 else []
     elif manager == "tmux":
-        rc, out, _err = module.run_command(["tmux", "capture-pane", "-p", "-t", name, "-S", "-%d" % n])
+        rc, out, _err = module.run_command(["tmux", "capture-pane", "-p", "-J", "-t", "=%s:" % name, "-S", "-%d" % n])
         lines = [line for line in out.splitlines() if line.strip()][-n:] if rc == 0 else []
     if not lines and module.params["log_file"]:
         try:

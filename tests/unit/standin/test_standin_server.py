@@ -181,6 +181,18 @@ def test_metrics_requests_running_tracks_in_flight(standin_factory):
     assert re.search(r'^vllm:request_success_total\{.*finished_reason="stop"\} 1\.0$', text, re.M)
 
 
+def test_ignore_eos_decodes_to_max_tokens_at_the_emulated_rate(standin_factory):
+    s = standin_factory(env={"VLLM_STANDIN_DECODE_S_PER_TOKEN": "0.002"}).start().wait_ready()
+    t0 = time.monotonic()
+    body = s.chat("Hello", max_tokens=1000, ignore_eos=True)[1]
+    took = time.monotonic() - t0
+    assert body["usage"]["completion_tokens"] == 1000 and body["choices"][0]["finish_reason"] == "length"
+    assert 2.0 <= took < 10, took
+    t0 = time.monotonic()
+    short = s.chat("Hello")[1]
+    assert short["choices"][0]["finish_reason"] == "stop" and time.monotonic() - t0 < 1.5
+
+
 # ---------------------------------------------------------------- bad behaviours
 def test_gibberish_runs_to_the_limit(standin_factory):
     s = standin_factory(env={"VLLM_STANDIN_BEHAVIOUR": "gibberish"}).start().wait_ready()

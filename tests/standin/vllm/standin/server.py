@@ -15,6 +15,8 @@ Knobs (environment):
                                    as vLLM does: vllm-project/vllm#48966)
   VLLM_STANDIN_WATCHDOG_S          how often the dead-engine watchdog looks (default 5, as vLLM)
   VLLM_STANDIN_LATENCY             extra seconds per chat completion (to hold requests in flight)
+  VLLM_STANDIN_DECODE_S_PER_TOKEN  emulated decode time per generated token (default 0), so a request
+                                   with ignore_eos and a large max_tokens stays in flight (drain tests)
   VLLM_STANDIN_SHM_DIR             where shared-memory blocks go (default /dev/shm)
   VLLM_STANDIN_SHM_REQUIRED_MB     free space the "MessageQueue" needs there (default 2)
   VLLM_STANDIN_COMPUTE_CAPABILITY  the emulated GPUs' capability (default 8.9, Ada)
@@ -88,7 +90,8 @@ class Histogram:
 class Engine:
     """State shared by the request threads: the 'model', counters, death."""
 
-    def __init__(self, served_names, max_model_len, behaviour, die_after, latency, api_keys):
+    def __init__(self, served_names, max_model_len, behaviour, die_after, latency, api_keys, decode_s=0.0):
+        self.decode_s = decode_s
         self.served_names = served_names
         self.max_model_len = max_model_len
         self.behaviour = behaviour
@@ -314,6 +317,15 @@ def make_handler(engine: Engine):
                                    "cause.", "InternalServerError")
                 reasoning, content, finish, n_out = generate(tok, prompt_text, last_user_text(messages),
                                                              engine.behaviour, max_tokens)
+                if body.get("ignore_eos") and n_out < max_tokens:  # vLLM's extra sampling parameter
+                    content = (content or "") + " ." * (max_tokens - n_out)
+                    n_out, finish = max_tokens, "length"
+                deadline = time.monotonic() + engine.decode_s * n_out  # decoding takes time per token
+                while time.monotonic() < deadline and not engine.dead:
+                    time.sleep(0.05)
+                if engine.dead:
+                    raise ApiError(500, "EngineCore encountered an issue. See stack trace (above) for the root "
+                                   "cause.", "InternalServerError")
             finally:
                 with engine.lock:
                     engine.running -= 1
@@ -515,7 +527,8 @@ def run_server(args) -> int:
         _fail(str(exc))
 
     engine = Engine(served, mml, behaviour, int(die_after) if die_after else None,
-                    float(os.environ.get("VLLM_STANDIN_LATENCY", "0") or 0), api_keys)
+                    float(os.environ.get("VLLM_STANDIN_LATENCY", "0") or 0), api_keys,
+                    float(os.environ.get("VLLM_STANDIN_DECODE_S_PER_TOKEN", "0") or 0))
     httpd = ThreadingHTTPServer((host, args.port), make_handler(engine), bind_and_activate=False)
     httpd.socket.close()
     httpd.socket = sock

@@ -1,0 +1,60 @@
+"""Verify the tmux scenario: the engine under a supervisor in a named tmux session, as the system user,
+relaunched in the same session after kill -9 with its residue removed and a held decoy kept."""
+import json
+
+STATUS = "python3 /opt/glm53/libexec/supervise.py status /etc/glm53/vllm-glm53.supervise.json"
+
+
+def status(host):
+    return json.loads(host.check_output(STATUS))
+
+
+def test_no_systemd_unit_runs_the_engine(host):
+    assert not host.file("/etc/systemd/system/vllm-glm53.service").exists
+
+
+def test_named_session_runs_the_supervisor_not_a_shell(host):
+    panes = host.check_output("tmux list-panes -s -t =vllm-glm53 -F '#{pane_pid} #{pane_current_command} #{pane_title}'")
+    pane_pid, command, title = panes.split(" ", 2)
+    cmdline = host.file("/proc/%s/cmdline" % pane_pid).content_string.replace("\0", " ")
+    assert "supervise.py run /etc/glm53/vllm-glm53.supervise.json" in cmdline, cmdline
+    assert int(pane_pid) == status(host)["supervisor"]
+    assert title == "glm53: running pid %d" % status(host)["engine"], (command, title)
+
+
+def test_engine_runs_as_the_system_user(host):
+    engine = host.process.get(pid=status(host)["engine"])
+    assert engine.user == "glm53" and "vllm serve" in engine.args
+    assert host.user("glm53").uid < 1000  # a system user: logind's RemoveIPC leaves its /dev/shm alone
+    assert "--max-num-batched-tokens 8192" in engine.args  # the side effect's configuration change
+
+
+def test_tmux_server_is_detached_from_every_connection(host):
+    """Each Ansible task here was a connection that ended (docker exec); the server must be in a session of
+    its own (setsid) and a child of PID 1, so the end of an SSH session cannot take it down."""
+    server = int(host.check_output("tmux display-message -p '#{pid}'"))
+    stat = host.file("/proc/%d/stat" % server).content_string.rsplit(")", 1)[1].split()
+    ppid, sid = int(stat[1]), int(stat[3])
+    assert ppid == 1 and sid == server, (ppid, sid, server)
+
+
+def test_killed_engine_relaunched_in_the_same_session_with_residue_removed_and_decoy_kept(host):
+    record = json.loads(host.file("/root/relaunch.json").content_string)
+    assert record["residue_before"], "the killed engine held no psm_ blocks"
+    for path in record["residue_before"]:
+        assert not host.file(path).exists, "%s survived the relaunch gate" % path
+    assert host.file("/dev/shm/psm_decoy0").exists, "the gate removed a block a live process holds"
+    assert record["after"]["supervisor"] == record["before"]["supervisor"]  # the same loop, the same session
+    assert record["after"]["engine"] != record["before"]["engine"]
+    log = host.file("/var/log/glm53/vllm-glm53.log").content_string
+    assert "relaunch gate: removed stale " + record["residue_before"][0] in log
+    assert "relaunch gate: kept /dev/shm/psm_decoy0: open or mapped by a live process" in log
+    assert "engine exited with status -9; relaunch in 5s" in log
+
+
+def test_private_env_file_and_no_key_in_logs_or_readable_files(host):
+    env = host.file("/etc/glm53/vllm-glm53.env")
+    assert env.mode == 0o600 and env.user == "root"
+    found = host.run("grep -rl molecule-test-key /etc/glm53 /opt/glm53/bin /opt/glm53/libexec /var/log/glm53")
+    assert found.stdout.split() == ["/etc/glm53/vllm-glm53.env"], found.stdout
+    assert host.file("/etc/glm53/vllm-glm53.supervise.json").mode == 0o644

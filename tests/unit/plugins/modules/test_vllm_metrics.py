@@ -1,0 +1,66 @@
+"""glm53.serving.vllm_metrics against the stand-in: reading the gauges, and the drain wait with a request in
+flight (held by the emulated decode time), a refused connection, and the timeout in both modes."""
+from __future__ import annotations
+
+import threading
+import time
+
+from ansible_collections.glm53.serving.plugins.module_utils._prometheus import parse, totals
+from ansible_collections.glm53.serving.plugins.modules import vllm_metrics
+
+TEXT = """# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="glm53-flash-awq"} 2.0
+vllm:num_requests_running{engine="1",model_name="glm53-flash-awq"} 1.0
+vllm:kv_cache_usage_perc{engine="0",model_name="a \\"quoted\\" name"} 0.25
+vllm:bad_value{engine="0"} NaNish
+"""
+
+
+def test_parse_sums_series_and_reads_escaped_labels():
+    samples = parse(TEXT)
+    assert ("vllm:kv_cache_usage_perc", {"engine": "0", "model_name": 'a \\"quoted\\" name'}, 0.25) in samples
+    assert totals(samples, ("vllm:num_requests_running", "absent")) == {"vllm:num_requests_running": 3.0}
+
+
+def test_reads_the_gauges(run_module, standin):
+    r = run_module(vllm_metrics, {"base_url": standin.url})
+    assert not r.failed and r["reachable"] and r["idle"]
+    assert r["metrics"]["vllm:num_requests_running"] == 0.0 and "vllm:kv_cache_usage_perc" in r["metrics"]
+
+
+def test_drain_waits_for_the_request_in_flight(run_module, standin_factory):
+    s = standin_factory(env={"VLLM_STANDIN_DECODE_S_PER_TOKEN": "0.002"}).start().wait_ready()
+    done = {}
+
+    def long_request():
+        status, body = s.chat("Hello", max_tokens=1500, ignore_eos=True)
+        done["at"], done["status"], done["tokens"] = time.monotonic(), status, body["usage"]["completion_tokens"]
+
+    t = threading.Thread(target=long_request)
+    t.start()
+    time.sleep(0.5)
+    r = run_module(vllm_metrics, {"base_url": s.url, "wait_idle": True, "timeout": 30, "interval": 0.2})
+    finished_waiting = time.monotonic()
+    t.join()
+    assert not r.failed and r["idle"] and r["polls"] > 1 and r["waited_s"] >= 1.5
+    assert done["status"] == 200 and done["tokens"] == 1500 and done["at"] <= finished_waiting
+
+
+def test_drain_timeout_fails_or_proceeds(run_module, standin_factory):
+    s = standin_factory(env={"VLLM_STANDIN_DECODE_S_PER_TOKEN": "0.01"}).start().wait_ready()
+    t = threading.Thread(target=s.chat, args=("Hello",), kwargs={"max_tokens": 300, "ignore_eos": True})
+    t.start()
+    time.sleep(0.5)
+    r = run_module(vllm_metrics, {"base_url": s.url, "wait_idle": True, "timeout": 1, "interval": 0.2})
+    assert r.failed and "1 request(s) still in flight" in r["msg"] and not r["idle"]
+    r = run_module(vllm_metrics, {"base_url": s.url, "wait_idle": True, "timeout": 1, "interval": 0.2,
+                                  "on_timeout": "proceed"})
+    assert not r.failed and not r["idle"] and "they will be cut" in str(r.get("warnings"))
+    t.join()
+
+
+def test_a_stopped_server_counts_as_idle(run_module):
+    from testlib import free_port
+    r = run_module(vllm_metrics, {"base_url": "http://127.0.0.1:%d" % free_port(), "wait_idle": True})
+    assert not r.failed and r["idle"] and not r["reachable"] and r["metrics"] == {}

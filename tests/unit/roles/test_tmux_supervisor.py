@@ -1,0 +1,129 @@
+"""The service role's tmux supervisor (roles/service/files/supervise.py) in a real tmux session, and
+glm53.serving.vllm_health reading it: relaunch in the same session after a kill -9, a requested relaunch
+that returns once the old engine is gone, a clean stop, and a fast failure when the engine keeps dying."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from testlib import REPO, free_port
+from ansible_collections.glm53.serving.plugins.modules import vllm_health
+
+SUPERVISE = os.path.join(REPO, "roles", "service", "files", "supervise.py")
+
+if shutil.which("tmux") is None:  # pragma: no cover - hack/lib.sh installs tmux
+    raise RuntimeError("tmux is needed for these tests (make test installs it)")
+
+
+@pytest.fixture
+def session(tmp_path):
+    """start(script_body) -> config path; the session is killed afterwards whatever happened."""
+    name = "glm53-test-%s" % uuid.uuid4().hex[:8]
+    made = {}
+
+    def start(body, restart_sec=1):
+        script = tmp_path / "engine.sh"
+        script.write_text("#!/bin/bash\n" + body)
+        script.chmod(0o755)
+        env_file = tmp_path / "engine.env"
+        env_file.write_text("# test\nGREETING='hello there'\n")
+        env_file.chmod(0o600)
+        cfg = {"name": name, "user": "root", "group": "root", "script": str(script), "env_file": str(env_file),
+               "environment": {"FROM_ROLE": "yes"}, "gate": ["true"], "restart_sec": restart_sec,
+               "stop_timeout": 5, "state_dir": str(tmp_path / "state")}
+        path = tmp_path / "supervise.json"
+        path.write_text(json.dumps(cfg))
+        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "200", "-y", "50",
+                        "%s %s run %s" % (sys.executable, SUPERVISE, path)], check=True)
+        made["cfg"] = path
+        return path
+
+    start.name = name
+    yield start
+    subprocess.run(["tmux", "kill-session", "-t", "=" + name], capture_output=True, check=False)
+
+
+def ctl(cfg, command):
+    return subprocess.run([sys.executable, SUPERVISE, command, str(cfg)], capture_output=True, text=True,
+                          timeout=60, check=False)
+
+
+def status(cfg):
+    return json.loads(ctl(cfg, "status").stdout)
+
+
+def wait_for(predicate, timeout=15):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError("condition not met in %ss" % timeout)
+
+
+def pane(name):
+    return subprocess.run(["tmux", "capture-pane", "-p", "-J", "-t", "=%s:" % name, "-S", "-200"],
+                          capture_output=True, text=True, check=False).stdout
+
+
+def title(name):
+    return subprocess.run(["tmux", "list-panes", "-s", "-t", "=" + name, "-F", "#{pane_title}"],
+                          capture_output=True, text=True, check=False).stdout.strip()
+
+
+def test_relaunch_in_the_same_session_after_kill_9(session):
+    cfg = session('echo "engine up: $GREETING $FROM_ROLE"; exec sleep 600\n')
+    first = wait_for(lambda: status(cfg)["engine"])
+    supervisor = status(cfg)["supervisor"]
+    assert title(session.name) == "glm53: running pid %d" % first
+    os.kill(first, 9)
+    second = wait_for(lambda: (status(cfg)["engine"] or first) != first and status(cfg)["engine"])
+    assert status(cfg)["supervisor"] == supervisor  # the same loop in the same session relaunched it
+    text = pane(session.name)
+    assert "engine exited with status -9; relaunch in 1s" in text
+    assert text.count("engine up: hello there yes") == 2
+    assert "(launch 2)" in text and second != first
+
+
+def test_requested_relaunch_returns_once_the_old_engine_is_gone_and_stop_ends_the_session(session):
+    cfg = session("exec sleep 600\n", restart_sec=30)  # a requested relaunch must not wait restart_sec
+    first = wait_for(lambda: status(cfg)["engine"])
+    t0 = time.monotonic()
+    r = ctl(cfg, "restart")
+    assert r.returncode == 0, r.stderr
+    with pytest.raises(OSError):
+        os.kill(first, 0)
+    second = wait_for(lambda: status(cfg)["engine"])
+    assert second != first and time.monotonic() - t0 < 10
+    assert "engine stopped for a relaunch" in pane(session.name)
+    r = ctl(cfg, "stop")
+    assert r.returncode == 0, r.stderr
+    with pytest.raises(OSError):
+        os.kill(second, 0)
+    wait_for(lambda: subprocess.run(["tmux", "has-session", "-t", "=" + session.name],
+                                    capture_output=True, check=False).returncode != 0)
+
+
+def test_vllm_health_fails_fast_while_the_supervised_engine_keeps_dying(session, run_module):
+    session('echo "RuntimeError: CUDA out of memory (test)"; exit 1\n', restart_sec=5)
+    wait_for(lambda: title(session.name).startswith("glm53: died"))
+    t0 = time.monotonic()
+    r = run_module(vllm_health, {"base_url": "http://127.0.0.1:%d" % free_port(), "served_model_name": "m",
+                                 "timeout": 60, "service_manager": "tmux", "service_name": session.name})
+    assert r.failed and time.monotonic() - t0 < 10
+    assert "the engine in tmux session %s exited (glm53: died rc=1)" % session.name in r["msg"]
+    assert any("CUDA out of memory (test)" in line for line in r["log_tail"])
+
+
+def test_vllm_health_reports_a_missing_session(run_module):
+    r = run_module(vllm_health, {"base_url": "http://127.0.0.1:%d" % free_port(), "served_model_name": "m",
+                                 "timeout": 30, "service_manager": "tmux", "service_name": "glm53-no-such-session"})
+    assert r.failed and "tmux session glm53-no-such-session is gone" in r["msg"]
