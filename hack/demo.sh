@@ -40,7 +40,7 @@ body='{"model":"glm53-flash-awq","messages":[{"role":"user","content":"用一句
   echo
   echo "Host: docker container \`$HOST\` (Debian 12, systemd as PID 1). site.yml ran preflight, venv, flashinfer,"
   echo "vllm_fork (the \"fork\" is a fixture mirror of the vLLM stand-in, tests/standin), model, serve and service:"
-  echo "the rendered serve script runs as vllm-glm53.service behind the relaunch gate."
+  echo "the rendered serve script runs as vllm-glm53.service behind the relaunch gate; site.yml ended with the probes."
   echo
   echo "## systemctl status vllm-glm53"
   echo '```'; docker exec "$HOST" systemctl --no-pager status vllm-glm53 | head -5; echo '```'

@@ -72,7 +72,8 @@ def default_argv(default_render):
     (("--tool-call-parser", "glm-47"), "--tool-call-parser glm-47 is unknown to this vLLM"),
     (("--no-such-flag",), "vllm serve: error: unrecognized arguments: --no-such-flag"),
     (("--hf-overrides", '{"text_config": {"index_topk": nul}}'), "argument --hf-overrides: Value"),
-    (("--compilation-config", "{cudagraph_mode: FULL_DECODE_ONLY}"), "argument --compilation-config/-cc: 1 validation error for CompilationConfig Invalid JSON"),
+    (("--compilation-config", "{cudagraph_mode: FULL_DECODE_ONLY}"),
+     "argument --compilation-config/-cc: 1 validation error for CompilationConfig Invalid JSON"),
     (("--max-model-len", "half-a-million"), "argument --max-model-len"),
 ])
 def test_bad_commands_are_refused_by_vllm_0_28_0(run_module, default_argv, change, message):

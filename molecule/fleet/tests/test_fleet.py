@@ -1,0 +1,98 @@
+"""Verify the fleet scenario from what the side effect recorded on the controller: the /health poller's rounds
+during the rolling restart and the rolling upgrade, the long request on the first host, the versions before
+and after the upgrade, and the failed third rollout."""
+import json
+import os
+import re
+
+import pytest
+
+EPH = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
+HOSTS = ["glm53-fleet1", "glm53-fleet2", "glm53-fleet3"]
+
+
+def rounds():
+    with open(os.path.join(EPH, "poll.jsonl")) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def upgrade():
+    with open(os.path.join(EPH, "upgrade.json")) as f:
+        return json.load(f)
+
+
+def down_window(host, start=0.0, end=float("inf")):
+    """(first, last) wall time at which the host did not answer /health between start and end."""
+    down = [r["wall"] for r in rounds() if not r["up"][host] and start <= r["wall"] < end]
+    assert down, "%s never went down: it was not restarted" % host
+    return down[0], down[-1]
+
+
+def test_at_every_moment_at_least_n_minus_1_hosts_answered():
+    rs = rounds()
+    assert len(rs) > 100, "the poller recorded only %d rounds" % len(rs)
+    worst = min(sum(r["up"].values()) for r in rs)
+    print("poller: %d rounds over %.0f s; fewest hosts up at once: %d of %d" % (
+        len(rs), rs[-1]["t"], worst, len(HOSTS)))
+    assert worst >= len(HOSTS) - 1
+    assert all(rs[-1]["up"].values()), "not every host was back at the end"
+
+
+@pytest.mark.parametrize("phase", ["rolling restart", "rolling upgrade"])
+def test_hosts_went_down_one_at_a_time_in_order(upgrade, phase):
+    span = (0.0, upgrade["start"]) if phase == "rolling restart" else (upgrade["start"], float("inf"))
+    windows = [down_window(h, *span) for h in HOSTS]
+    for before, after in zip(windows, windows[1:]):
+        assert before[1] < after[0], windows
+    print("%s, down windows (s): " % phase + ", ".join("%s %.1f" % (h, e - s) for h, (s, e) in zip(HOSTS, windows)))
+
+
+def test_the_drain_waited_for_the_request_in_flight():
+    with open(os.path.join(EPH, "long_request.json")) as f:
+        record = json.load(f)
+    assert record["status"] == 200 and record["completion_tokens"] == 3000, record
+    assert record["ended"] - record["started"] >= 10, "the request was not long: the drain proved nothing"
+    first_down = down_window(HOSTS[0])[0]
+    print("long request: %.1f s, finished %.1f s before %s went down" % (
+        record["ended"] - record["started"], first_down - record["ended"], HOSTS[0]))
+    assert record["ended"] <= first_down
+
+
+def test_the_first_rollout_readmitted_every_host():
+    log = open(os.path.join(EPH, "rollout1.log")).read()
+    for host in HOSTS:
+        assert re.search(r"%s\s+: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=0" % host, log), host
+
+
+def test_the_upgrade_moved_every_host_to_the_new_commit_built_once(host, upgrade):
+    name = host.backend.get_hostname()
+    assert "+g" + upgrade["minimum"][:9] in upgrade["before"][name]
+    assert "+g" + upgrade["descendant"][:9] in host.check_output("curl -sf http://127.0.0.1:8000/version")
+    builds = [t for t in upgrade["output"].split("TASK [") if t.startswith("glm53.serving.vllm_fork : Build the wheel")]
+    assert len(builds) == 3 and sum("changed: [" in t for t in builds) == 1, builds  # one batch per host, one build
+
+
+@pytest.fixture(scope="module")
+def second():
+    with open(os.path.join(EPH, "rollout2.json")) as f:
+        return json.load(f)
+
+
+def test_a_host_failing_its_probes_stops_the_rollout_and_stays_out(second):
+    assert second["rc"] != 0
+    assert re.search(r"Probes failed on glm53-fleet2: chat .*repeated_ngram", second["stdout"]), second["stdout"][-3000:]
+    upstream = open(os.path.join(EPH, "lb", "upstream.conf")).read()
+    assert re.search(r"server \S+:8000 down;  # glm53-fleet2\n", upstream), upstream
+    assert re.search(r"server \S+:8000;  # glm53-fleet1\n", upstream), upstream
+    assert re.search(r"server \S+:8000;  # glm53-fleet3\n", upstream), upstream
+
+
+def test_the_hosts_after_the_failed_one_are_untouched(host, second):
+    name = host.backend.get_hostname()
+    pid = host.check_output("systemctl show -p MainPID --value vllm-glm53")
+    if name == "glm53-fleet3":
+        assert pid == second["pid_before"][name], "the rollout went on past the failed host"
+        assert "glm53-fleet3" not in second["stdout"].split("PLAY RECAP")[0]
+    elif name == "glm53-fleet1":
+        assert pid != second["pid_before"][name], "the first host was not restarted by the second rollout"

@@ -1,0 +1,178 @@
+"""The monitoring role by ansible-playbook on this machine, for a three-host fleet: promtool (Debian's
+prometheus package) validates the configuration and the rules, `promtool test rules` shows each alert fires
+on the series that should trip it and stays quiet otherwise, and bad settings are refused before any write."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from testlib import COLLECTIONS_ROOT
+
+PLAYBOOK = os.path.join(os.path.dirname(__file__), "monitoring", "playbook.yml")
+PROMTOOL = shutil.which("promtool")
+if PROMTOOL is None:  # pragma: no cover - hack/lib.sh installs Debian's prometheus package
+    raise RuntimeError("promtool is needed for these tests (make test installs Debian's prometheus package)")
+
+INVENTORY = """
+[glm53_serving]
+gpu-a ansible_host=10.0.0.11
+gpu-b ansible_host=10.0.0.12 serve_port=8001
+gpu-c ansible_host=10.0.0.13
+
+[monitoring]
+localhost ansible_connection=local
+"""
+
+
+def run_role(tmp_path, **overrides):
+    inv = tmp_path / "hosts"
+    inv.write_text(INVENTORY)
+    extra = {"ansible_python_interpreter": sys.executable, "monitoring_dir": str(tmp_path / "prometheus"),
+             "monitoring_promtool": PROMTOOL, "monitoring_require_promtool": True, **overrides}
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
+    return subprocess.run(["ansible-playbook", "-i", str(inv), PLAYBOOK, "-e", json.dumps(extra)],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("monitoring")
+    first = run_role(tmp)
+    second = run_role(tmp)
+    return tmp / "prometheus", first, second
+
+
+def test_rendered_files_pass_promtool_and_a_rerun_changes_nothing(rendered):
+    out, first, second = rendered
+    assert first.returncode == 0, first.stdout[-3000:]
+    assert re.search(r"changed=0\s", second.stdout.split("PLAY RECAP")[1]), second.stdout[-2000:]
+    check = subprocess.run([PROMTOOL, "check", "config", str(out / "prometheus.yml")], capture_output=True, text=True,
+                           check=False)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "SUCCESS: 5 rules found" in check.stdout + check.stderr
+    config = (out / "prometheus.yml").read_text()
+    for target in ('"10.0.0.11:8000"', '"10.0.0.12:8001"', '"http://10.0.0.13:8000/health"'):
+        assert target in config
+
+
+ALERT_TESTS = """
+rule_files: [RULES]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'up{job="vllm-glm53", host="gpu-a", instance="10.0.0.11:8000"}'
+        values: '1 0x10'
+      - series: 'up{job="vllm-glm53", host="gpu-b", instance="10.0.0.12:8001"}'
+        values: '1x10'
+      - series: 'probe_success{job="vllm-glm53-health", host="gpu-c", instance="http://10.0.0.13:8000/health"}'
+        values: '0x10'
+    alert_rule_test:
+      - eval_time: 1m
+        alertname: GLM53EngineDown
+        exp_alerts: []
+      - eval_time: 4m
+        alertname: GLM53EngineDown
+        exp_alerts:
+          - exp_labels: {severity: critical, job: vllm-glm53, host: gpu-a, instance: "10.0.0.11:8000"}
+            exp_annotations:
+              summary: "vLLM on gpu-a does not answer /metrics"
+              description: "The engine is down or still loading for over 2m (a load of about 46 shards takes minutes)."
+      - eval_time: 4m
+        alertname: GLM53HealthFailing
+        exp_alerts:
+          - exp_labels: {severity: critical, job: vllm-glm53-health, host: gpu-c, instance: "http://10.0.0.13:8000/health"}
+            exp_annotations:
+              summary: "/health fails on gpu-c"
+              description: "vLLM answers /health with 503 after an engine death (EngineDeadError), or not at all."
+  - interval: 1m
+    input_series:
+      - series: 'vllm:kv_cache_usage_perc{job="vllm-glm53", host="gpu-a", engine="0", model_name="glm53-flash-awq"}'
+        values: '0.95x30'
+      - series: 'vllm:kv_cache_usage_perc{job="vllm-glm53", host="gpu-b", engine="0", model_name="glm53-flash-awq"}'
+        values: '0.5x30'
+      - series: 'vllm:num_requests_waiting{job="vllm-glm53", host="gpu-a", engine="0", model_name="glm53-flash-awq"}'
+        values: '0+1x40'
+      - series: 'vllm:num_requests_waiting{job="vllm-glm53", host="gpu-b", engine="0", model_name="glm53-flash-awq"}'
+        values: '20x40'
+    alert_rule_test:
+      - eval_time: 5m
+        alertname: GLM53KVCacheNearlyFull
+        exp_alerts: []
+      - eval_time: 15m
+        alertname: GLM53KVCacheNearlyFull
+        exp_alerts:
+          - exp_labels: {severity: warning, host: gpu-a}
+            exp_annotations:
+              summary: "KV cache above 90% on gpu-a"
+              description: "Requests will queue or be preempted; long-context requests need most of the cache."
+      - eval_time: 30m
+        alertname: GLM53WaitingQueueGrowing
+        exp_alerts:
+          - exp_labels: {severity: warning, host: gpu-a}
+            exp_annotations:
+              summary: "Waiting queue growing on gpu-a (30 waiting)"
+              description: "More than 8 requests waiting and rising for 10m."
+  - interval: 1m
+    input_series:
+      - series: 'vllm:time_to_first_token_seconds_bucket{job="vllm-glm53", host="gpu-a", le="10.0"}'
+        values: '0+0x40'
+      - series: 'vllm:time_to_first_token_seconds_bucket{job="vllm-glm53", host="gpu-a", le="120.0"}'
+        values: '0+10x40'
+      - series: 'vllm:time_to_first_token_seconds_bucket{job="vllm-glm53", host="gpu-a", le="+Inf"}'
+        values: '0+10x40'
+      - series: 'vllm:time_to_first_token_seconds_bucket{job="vllm-glm53", host="gpu-b", le="10.0"}'
+        values: '0+10x40'
+      - series: 'vllm:time_to_first_token_seconds_bucket{job="vllm-glm53", host="gpu-b", le="120.0"}'
+        values: '0+10x40'
+      - series: 'vllm:time_to_first_token_seconds_bucket{job="vllm-glm53", host="gpu-b", le="+Inf"}'
+        values: '0+10x40'
+    alert_rule_test:
+      - eval_time: 10m
+        alertname: GLM53TimeToFirstTokenHigh
+        exp_alerts: []
+      - eval_time: 30m
+        alertname: GLM53TimeToFirstTokenHigh
+        exp_alerts:
+          - exp_labels: {severity: warning, host: gpu-a}
+            exp_annotations:
+              summary: "Time to first token p95 above 60 s on gpu-a"
+              description: "p95 is 1m 54s over 5 minutes."
+"""
+
+
+def test_each_alert_fires_on_its_signal_and_only_there(rendered, tmp_path):
+    out, first, _second = rendered
+    assert first.returncode == 0
+    tests = tmp_path / "alerts_test.yml"
+    tests.write_text(ALERT_TESTS.replace("RULES", json.dumps(str(out / "glm53-alerts.yml"))))
+    result = subprocess.run([PROMTOOL, "test", "rules", str(tests)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("overrides,variable", [
+    ({"monitoring_kv_cache_usage_threshold": 1.5}, "monitoring_kv_cache_usage_threshold (1.5)"),
+    ({"monitoring_targets_group": "nobody"}, "monitoring_targets_group (nobody)"),
+    ({"monitoring_queue_for": "ten minutes"}, "monitoring_queue_for (ten minutes) must be a Prometheus duration"),
+    ({"monitoring_promtool": "/nonexistent/promtool"}, "monitoring_require_promtool is set and /nonexistent/promtool"),
+])
+def test_bad_settings_are_refused_before_any_write(tmp_path, overrides, variable):
+    proc = run_role(tmp_path, **overrides)
+    assert proc.returncode != 0 and variable in proc.stdout, proc.stdout[-2000:]
+    assert not (tmp_path / "prometheus").exists()
+
+
+def test_without_a_blackbox_exporter_the_health_job_and_alert_are_left_out(tmp_path):
+    proc = run_role(tmp_path, monitoring_blackbox_exporter="")
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    rules = (tmp_path / "prometheus" / "glm53-alerts.yml").read_text()
+    assert "GLM53HealthFailing" not in rules and "/probe" not in (tmp_path / "prometheus" / "prometheus.yml").read_text()
+    assert "GLM53EngineDown" in rules and textwrap.dedent(rules).count("- alert:") == 4
