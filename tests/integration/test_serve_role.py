@@ -27,6 +27,16 @@ def test_default_render_is_the_cards_command_flag_by_flag(tmp_path):
     assert subprocess.run(["bash", "-n", str(tmp_path / "bin" / "serve.sh")], check=False).returncode == 0
 
 
+def test_wheel_builds_keep_the_checkout_off_pythonpath(tmp_path):
+    """With vllm_fork_build_mode=wheel the checkout has no compiled extensions: on PYTHONPATH it would shadow
+    the installed wheel (found by the fleet scenario: hosts that only installed the wheel imported the bare
+    checkout)."""
+    proc, _extra = run_role(tmp_path, vllm_fork_build_mode="wheel")
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert "PYTHONPATH" not in (tmp_path / "bin" / "serve.sh").read_text()
+    assert "PYTHONPATH" not in (tmp_path / "etc" / "vllm.env").read_text()
+
+
 def test_env_file_is_private_and_the_key_is_nowhere_else(tmp_path):
     proc, _extra = run_role(tmp_path)
     env_file = tmp_path / "etc" / "vllm.env"
