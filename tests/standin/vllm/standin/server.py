@@ -308,19 +308,13 @@ def make_handler(engine: Engine):
             with engine.lock:
                 engine.running += 1
             try:
-                if engine.latency:
-                    deadline = time.monotonic() + engine.latency
-                    while time.monotonic() < deadline and not engine.dead:
-                        time.sleep(0.05)
-                if engine.dead:
-                    raise ApiError(500, "EngineCore encountered an issue. See stack trace (above) for the root "
-                                   "cause.", "InternalServerError")
                 reasoning, content, finish, n_out = generate(tok, prompt_text, last_user_text(messages),
                                                              engine.behaviour, max_tokens)
                 if body.get("ignore_eos") and n_out < max_tokens:  # vLLM's extra sampling parameter
                     content = (content or "") + " ." * (max_tokens - n_out)
                     n_out, finish = max_tokens, "length"
-                deadline = time.monotonic() + engine.decode_s * n_out  # decoding takes time per token
+                # in flight for the extra latency plus the emulated decode time; an engine death ends it
+                deadline = time.monotonic() + engine.latency + engine.decode_s * n_out
                 while time.monotonic() < deadline and not engine.dead:
                     time.sleep(0.05)
                 if engine.dead:
