@@ -49,10 +49,12 @@ ensure_apt() {
   fi
 }
 
-find_python312() {
+# find_python MIN MAX: the first Python 3.MIN to 3.MAX (with ssl and venv) from pyenv or the system.
+find_python() {
   local c
-  for c in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[2-9]*/bin/python3 /usr/bin/python3.1[2-9] /usr/local/bin/python3.1[2-9]; do
-    if [ -x "$c" ] && "$c" -c 'import sys,ssl,venv; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+  for c in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.*/bin/python3 /usr/bin/python3.[0-9]* /usr/local/bin/python3.[0-9]*; do
+    case $c in *-config) continue ;; esac
+    if [ -x "$c" ] && "$c" -c "import sys,ssl,venv; sys.exit(not (3, $1) <= sys.version_info[:2] <= (3, $2))" 2>/dev/null; then
       echo "$c"; return 0
     fi
   done
@@ -67,7 +69,7 @@ ensure_venv() {
     :
   else
     step "venv: $CORE_PIN and the test tools"
-    py=$(find_python312) || { echo "no Python >= 3.12 found (pyenv or /usr/bin); ansible-core 2.21 needs it" >&2; return 1; }
+    py=$(find_python 12 99) || { echo "no Python >= 3.12 found (pyenv or /usr/bin); ansible-core 2.21 needs it" >&2; return 1; }
     rm -rf "$VENV"
     "$py" -m venv "$VENV"
     "$VENV/bin/pip" install -q --upgrade pip
@@ -84,16 +86,6 @@ ensure_venv() {
 # The real vLLM 0.28.0 for tests/contract: a Python 3.11 venv (the CPU torch 2.13.0 wheel on these machines
 # is for 3.11), installed --no-deps from a full pin list, cached under $WORK by the list's hash.
 # Cold: about 1 minute plus the 315 MB vLLM wheel download; warm: nothing.
-find_python311() {
-  local c
-  for c in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.11*/bin/python3 /usr/bin/python3.11 /usr/local/bin/python3.11; do
-    if [ -x "$c" ] && "$c" -c 'import sys,ssl,venv; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
-      echo "$c"; return 0
-    fi
-  done
-  return 1
-}
-
 ensure_contract_venv() {
   local req=$REPO/tests/contract/requirements-vllm-0.28.0.txt want dir py t0
   want=$(sha1sum "$req" | cut -c1-10)
@@ -101,10 +93,11 @@ ensure_contract_venv() {
   if [ ! -f "$dir/.complete" ]; then
     t0=$(date +%s)
     step "contract venv: real vLLM 0.28.0 with CPU torch (--no-deps, $(grep -c '^[a-zA-Z]' "$req") pins)"
-    py=$(find_python311) || { echo "no Python 3.11 found (pyenv or /usr/bin); the CPU torch wheel needs it" >&2; return 1; }
+    py=$(find_python 11 11) || { echo "no Python 3.11 found (pyenv or /usr/bin); the CPU torch wheel needs it" >&2; return 1; }
     rm -rf "$WORK"/vllm-0.28.0-*
-    "$py" -m venv "$dir" && "$dir/bin/pip" install -q --no-deps -r "$req" 2>&1 | grep -v '^WARNING: Location' \
-      ; [ "${PIPESTATUS[0]}" -eq 0 ] || return 1
+    "$py" -m venv "$dir" || return 1
+    "$dir/bin/pip" install -q --no-deps -r "$req" 2>&1 | grep -v '^WARNING: Location'
+    [ "${PIPESTATUS[0]}" -eq 0 ] || return 1
     touch "$dir/.complete"
     echo "contract venv made in $(( $(date +%s) - t0 )) s ($(du -sh "$dir" | cut -f1))"
   fi

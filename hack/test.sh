@@ -41,7 +41,7 @@ stage_sanity() {
   rm -rf "$WORK/ac" && mkdir -p "$dest"
   git ls-files -z --cached --others --exclude-standard | rsync -a --from0 --files-from=- ./ "$dest/"
   if [ ! -x "$svenv/bin/ansible-test" ]; then
-    py=$(find_python312) || return 1
+    py=$(find_python 12 99) || return 1
     "$py" -m venv "$svenv" && "$svenv/bin/pip" install -q --upgrade pip && "$svenv/bin/pip" install -q "$CORE_PIN" || return 1
   fi
   ver=$("$svenv/bin/python" -c 'import ansible_test._internal.python_requirements as r, inspect, re; print(re.search(r"pip=.([0-9.]+).", inspect.getsource(r)).group(1))') || return 1
