@@ -20,4 +20,6 @@ options:
     description: Verify TLS certificates.
     type: bool
     default: true
+notes:
+  - Changes nothing. Uses only the Python standard library on the target.
 """

@@ -54,8 +54,6 @@ options:
 extends_documentation_fragment:
   - glm53.serving.openai_endpoint
   - glm53.serving.info_module
-notes:
-  - Changes nothing. Uses only the Python standard library on the target.
 """
 
 EXAMPLES = r"""

@@ -47,8 +47,7 @@ extends_documentation_fragment:
   - glm53.serving.openai_endpoint
   - glm53.serving.info_module
 notes:
-  - Changes nothing. Uses only the Python standard library on the target. C(/metrics) needs no API key in
-    vLLM 0.28 (only C(/v1) paths are guarded).
+  - C(/metrics) needs no API key in vLLM 0.28 (only C(/v1) paths are guarded).
 """
 
 EXAMPLES = r"""

@@ -26,7 +26,6 @@ if shutil.which("tmux") is None:  # pragma: no cover - hack/lib.sh installs tmux
 def session(tmp_path):
     """start(script_body) -> config path; the session is killed afterwards whatever happened."""
     name = "glm53-test-%s" % uuid.uuid4().hex[:8]
-    made = {}
 
     def start(body, restart_sec=1):
         script = tmp_path / "engine.sh"
@@ -42,7 +41,6 @@ def session(tmp_path):
         path.write_text(json.dumps(cfg))
         subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "200", "-y", "50",
                         "%s %s run %s" % (sys.executable, SUPERVISE, path)], check=True)
-        made["cfg"] = path
         return path
 
     start.name = name
