@@ -139,28 +139,114 @@ def size_haystack(count_tokens, haystack, target, limit, tolerance=0.01, max_cal
     return n, c, len(points)
 
 
-_SEVEN = re.compile(r"(?<!\d)\d{7}(?!\d)")
+# A needle value as a model may write it: 4729103, 4,729,103, 4 729 103 (also 5-9 digits, for near misses).
+_CANDIDATE_RE = re.compile(r"(?<![\d,.])(\d{1,3}(?:[,\u00a0\u202f\u2009 ]\d{3}){1,2}|\d{5,9})(?![\d]|[,.]\d)")
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
+# "It is not in the text", "I could not find", "there is no number for X", "the text does not mention X".
+_ABSENT_RE = re.compile(
+    r"\b(?:not|never|nowhere|no(?! other))\b[^.?!\n]{0,60}?\b(?:mention\w*|found|find|stat\w*|appear\w*|present|"
+    r"contain\w*|includ\w*|given|provid\w*|exist\w*|listed|specified|there|in the (?:provided )?(?:text|context|document))\b"
+    r"|\b(?:could ?n['’]?t|can ?n?['’]?t|cannot|unable to|fail(?:ed)? to)\b[^.?!\n]{0,30}?\b(?:find|locate|identify|see|determine)\b"
+    r"|\bnone of\b|\bthere (?:is|are|was|were) no\b|\bno (?:such|special|magic|mention|record|number|value|information|needle|entry)\b"
+    r"|\b(?:does|do|did|is|are|was|were|has|have)n['’]t\b", re.I)
+_GUESS_RE = re.compile(r"\b(?:guess|might be|could be|may be|probably|likely|perhaps|maybe|closest|best match)\b", re.I)
 
 
-def score(answer_text, key, value, distractors):
-    """Verdict for one answer: retrieved, partial (right needle, wrong digits), distractor or missed."""
-    text = answer_text or ""
-    numbers = _SEVEN.findall(text.replace(",", ""))
-    key_words = key.split("-")
-    word_part = all(w in text.lower() for w in key_words)
-    digit_part = value in numbers
-    if digit_part:
-        return {"verdict": "retrieved", "word_part": word_part, "digit_part": True, "answered": value}
+def candidates(text):
+    """The numbers of 5 to 9 digits a text gives, separators removed, in order, without repeats."""
+    out = []
+    for m in _CANDIDATE_RE.finditer(text or ""):
+        num = re.sub(r"\D", "", m.group(1))
+        if 5 <= len(num) <= 9 and num not in out:
+            out.append(num)
+    return out
+
+
+def sentences(text):
+    return [s for s in _SENTENCE_SPLIT_RE.split(text or "") if s.strip()]
+
+
+def _names(sentence, key):
+    low = re.sub(r"[\s_*`]+", "-", sentence.lower())
+    return key.lower() in low or all(w in sentence.lower() for w in key.split("-"))
+
+
+def declares_absent(text):
+    """The sentences of a text that say the asked thing is not there."""
+    return [s for s in sentences(text) if _ABSENT_RE.search(s)]
+
+
+def score(content, reasoning, key, value, distractors):
+    """Verdict for one answer, from the content only (the reasoning is kept as a diagnostic).
+
+    retrieved  the value is given, and no other candidate number, and no "it is not there"
+    ambiguous  the value is given beside another needle's value or another number, or hedged with
+               "not found" (a list of every value, "either X or Y"): a failure
+    distractor another needle's value is given instead
+    partial    the key is named with a wrong number (the sm89 indexer bug loses digits, keeps words)
+    missed     no number, a number without the key, or "not found"
+    """
+    text = content or ""
+    nums = candidates(text)
     other = dict((v, k) for k, v in distractors)
-    for num in numbers:
-        if num in other:
-            return {"verdict": "distractor", "word_part": word_part, "digit_part": False, "answered": num,
-                    "detail": "answered the number of %s instead" % other[num]}
-    if numbers:
-        best = max(numbers, key=lambda num: sum(a == b for a, b in zip(num, value)))
-        same = sum(a == b for a, b in zip(best, value))
-        return {"verdict": "partial" if word_part else "missed", "word_part": word_part, "digit_part": False,
-                "answered": best, "detail": "digits wrong: %s, expected %s (%d of 7 digits in place)"
-                % (best, value, same)}
-    return {"verdict": "missed", "word_part": word_part, "digit_part": False, "answered": None,
-            "detail": "no 7-digit number in the answer"}
+    word_part = _names(text, key)
+    base = {"word_part": word_part, "digit_part": value in nums,
+            "reasoning_has_value": value in candidates(reasoning)}
+    absent = declares_absent(text)
+    rest = [n for n in nums if n != value]
+    if value in nums:
+        if not rest and not absent:
+            return dict(base, verdict="retrieved", answered=value)
+        why = []
+        if rest:
+            why.append("also gives %s" % ", ".join("%s (%s)" % (n, "the value of %s" % other[n] if n in other else
+                                                                   "not a needle") for n in rest))
+        if absent:
+            why.append("also says %r" % absent[0].strip()[:80])
+        return dict(base, verdict="ambiguous", answered=value,
+                    detail="gives %s and %s: several candidates are not a retrieval" % (value, "; ".join(why)))
+    hint = " (the value is in the reasoning only)" if base["reasoning_has_value"] else ""
+    given = [n for n in nums if n in other]
+    if given:
+        return dict(base, verdict="distractor", answered=given[0],
+                    detail="answered the number of %s instead%s" % (", ".join(other[n] for n in given), hint))
+    if nums and not absent:
+        best = max(nums, key=lambda num: sum(x == y for x, y in zip(num, value)))
+        same = sum(x == y for x, y in zip(best, value)) if len(best) == len(value) else 0
+        return dict(base, verdict="partial" if word_part else "missed", answered=best,
+                    detail="digits wrong: %s, expected %s (%d of %d digits in place)%s"
+                    % (best, value, same, len(value), hint))
+    if absent:
+        return dict(base, verdict="missed", answered=None,
+                    detail="the answer says it is not there: %r%s" % (absent[0].strip()[:80], hint))
+    return dict(base, verdict="missed", answered=None, detail="no 7-digit number in the answer%s" % hint)
+
+
+def score_control(content, reasoning, asked_key, needles):
+    """Verdict for the control question (a key that is not in the text), from the content only.
+
+    Failed when the content gives a number as the answer for the absent key: a needle's value or a made-up
+    one, in a sentence that does not attribute it to another key and is not a denial. A clear
+    "not there" passes, also when it goes on to list what the text does hold.
+    """
+    text = content or ""
+    keys_of = dict((v, k) for k, v in needles)
+    answers = []
+    for sent in sentences(text):
+        nums = candidates(sent)
+        if not nums or _ABSENT_RE.search(sent):
+            continue
+        other_key = any(_names(sent, k) for k, _v in needles)
+        if other_key and not _names(sent, asked_key):
+            continue  # "calm-heron: 8812345" lists what is there, attributed to its own key
+        if declares_absent(text) and not _names(sent, asked_key) and not _GUESS_RE.search(sent):
+            continue  # after "not there", a bare list of what was found
+        answers += nums
+    diag = {"asked": asked_key, "says_absent": bool(declares_absent(text)),
+            "reasoning_values": [n for n in candidates(reasoning) if n in keys_of]}
+    if answers:
+        named = ", ".join("%s (%s)" % (n, "the value of %s" % keys_of[n] if n in keys_of else "made up")
+                          for n in answers)
+        return dict(diag, verdict="failed", answered=answers[0],
+                    detail="answered %s for %s, a key that is not in the text" % (named, asked_key))
+    return dict(diag, verdict="passed", answered=None, detail="")

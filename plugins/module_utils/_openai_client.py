@@ -21,6 +21,10 @@ from ansible.module_utils.urls import open_url
 class ProbeConnectionRefused(Exception):
     """Nothing listens on the port (yet): vLLM binds but does not listen while it loads."""
 
+    def __init__(self, url):
+        self.url = url
+        super().__init__("connection refused: %s" % url)
+
 
 class ProbeTimeout(Exception):
     pass

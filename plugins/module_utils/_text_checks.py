@@ -1,42 +1,66 @@
 # -*- coding: utf-8 -*-
 # Copyright: glm53.serving contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Judge generated text: the garbage detector and the Traditional Chinese check. Standard library only.
+"""Judge generated text: the garbage detector, the Traditional Chinese check and the arithmetic check.
 
-The model card's failure signature on broken builds is "repetitive/scaled-token" output. Each finding
-names its signal and quotes a short excerpt, so a verdict can be read without the raw response.
+Standard library only. The model card's failure signature on broken builds is "repetitive/scaled-token"
+output; public reports add loops after a coherent start, token salad across scripts and digit garbage.
+Each finding names its signal and quotes a short excerpt, so a verdict can be read without the raw
+response. Thresholds are tuned on the labelled corpus in tests/corpus (``hack/verdict_corpus.py``).
 """
 
 from __future__ import annotations
 
+import ast
+import operator
 import re
+import unicodedata
 from collections import Counter
 
-_TOKEN_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\d_]+|\d+|[^\w\s]", re.UNICODE)
-_CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+from ansible_collections.glm53.serving.plugins.module_utils._zh_script_data import (
+    SIMPLIFIED_ONLY,
+    SOURCE as ZH_SCRIPT_SOURCE,
+    TRADITIONAL_ONLY,
+)
+
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_TOKEN_RE = re.compile(r"[%s]|[^\W\d_]+|\d+|[^\w\s]" % _HAN, re.UNICODE)
+_CJK_RE = re.compile(r"[%s]" % _HAN)
+_KANA_RE = re.compile(r"[\u3040-\u309f\u30a0-\u30ff]")
 _LETTER_RE = re.compile(r"[^\W\d_]", re.UNICODE)
+_LETTER_RUN_RE = re.compile(r"[^\W\d_]+", re.UNICODE)
+_PUNCT_ONLY_RE = re.compile(r"^[^\w\s]+$", re.UNICODE)
+_CODE_RE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
 # Byte-level BPE artefacts (Ġ = space, Ċ = newline, ĉ = tab) leaking into text: a scaled-token signature.
 _BPE_RE = re.compile(r"[ĠĊĉ]{4,}|(?:Ġ\w+){6,}")
 _SAME_CHAR_RE = re.compile(r"(\S)\1{15,}")
 _SYMBOL_RUN_RE = re.compile(r"[^\w\s]{30,}", re.UNICODE)
+# Markdown table rules (|---|:---:|) and horizontal rules (----, ====, ***) are layout, not a symbol run.
+_RULE_LINE_RE = re.compile(r"(?m)^[ \t]*[-|:=+*_#~ \t]{3,}$")
+_SENTENCE_END_RE = re.compile(r"[.!?。！？;；:：]")
+_STRUCTURE_RE = re.compile(r"[.!?。！？;；:：,，、()\[\]\n-]")
 
-# Characters that exist only in Simplified Chinese (their Traditional forms differ). Characters shared
-# by both scripts, or used as variants in Traditional text (后 里 面 干 台 于 几 体 无 机 ...), are left out
-# so that a good Traditional answer is never failed.
-SIMPLIFIED_ONLY = frozenset(
-    "们这说语为国来时会对发开关动学实现经问题员长门车东与书见话让认识计训练设务协码样写进还过处应种类标网络产业专传热"
-    "电气际级组织给统结构数据库简单帮兴欢迎谢请万亿华丽爱总号间听读错钱银师饭馆鸡鱼鸟龙马乐历归买卖义习亚从价众优伟伤"
-    "儿军农决况净击创别剧办劳势压厅县参双变吗启围图圆场坏块坚个节营术带广庆张强录忆态恶惊惯战户扩扫扬护报担拥择换搜摄"
-    "敌断旧显晓暂杀权条杨极枪查树档桥检楼欧毕汉汤沟没泽洁测济浓涨润渐温湾满灭灯灵灾炉点炼烟爷牵犹状独狮猎献环珍画畅"
-    "疗监盖盘确礼离积称稳穷窗竞笔筑签粮纪约纯纳纸纽线细终绝继绩续维综绿罗罚职联聪肃胜脑脚脸腾艺荣药获虽补装观规视览"
-    "觉触订讨议记讲许论访证评诉词译试诗诚询该详误课谁调谈谋谓谨谱贝负贡财责贤败货质贪购贯贵贷贸费贺资赋赏赔赖赛赞赢"
-    "赵趋跃践轨转轮软轻载较辅辆辈辑输辞边达迁运远违连迟适选递逻遗邮邻郑释针钟钢铁铃链销锁锅锦键镇闪闭闯闲闹闻阅队阳"
-    "阴阵阶陆陈险随隐难雾静顶项顺须顾顿预领频颜额风飞饮饰饱驱驶驾验骑骗"
-)
+# Words that make a sentence in the languages a greeting or an explanation may use. Token salad (random
+# vocabulary pieces) has almost none of them.
+_FUNCTION_WORDS = frozenset(
+    "a an the is are was were be been am do does did have has had i you he she it we they me my your our "
+    "their this that these those of to in on at by for with from as and or but not no so if then than "
+    "what which who how when where there here can could will would should may might must shall let just "
+    "also very all any some each more most other into about up out over only its it's i'm you're let's "
+    "hello hi thanks please yes "
+    "der die das und ist nicht ich du wir sie ein eine zu mit von den dem für auf es "
+    "le la les et est je tu nous vous il elle un une des du pour pas que qui dans sur avec "
+    "el los las y es yo tú él ella una por con para que muy como pero "
+    "il lo gli e è io un una di che per non con sono".split())
 
 
 def tokens(text):
     return _TOKEN_RE.findall(text or "")
+
+
+def word_tokens(text):
+    """Tokens that carry words or numbers: punctuation-only tokens (Markdown pipes, list dots) are left out."""
+    return [t for t in tokens(text) if not _PUNCT_ONLY_RE.match(t)]
 
 
 def excerpt(text, start=0, width=60):
@@ -58,7 +82,118 @@ def periodic_tail(text, max_unit=64, min_times=5, min_span=40):
         span = len(t) - (i + 1)
         if span >= max(min_span, length * min_times):
             start = i + 1
-            return t[start:start + length], span // length, start
+            unit = t[start:start + length]
+            if unit.strip(" -=_|*#.\n\t") == "":
+                continue  # a rule of dashes or dots is layout, not a loop
+            return unit, span // length, start
+    return None
+
+
+def top_ngram(toks, n):
+    """(gram, occurrences, share of the tokens its occurrences cover) of the most frequent n-gram.
+
+    The share counts each token once, however many copies overlap it, so it never exceeds 100 %.
+    """
+    grams = Counter(tuple(toks[i:i + n]) for i in range(len(toks) - n + 1))
+    if not grams:
+        return None, 0, 0.0
+    gram, count = grams.most_common(1)[0]
+    covered = set()
+    for i in range(len(toks) - n + 1):
+        if tuple(toks[i:i + n]) == gram:
+            covered.update(range(i, i + n))
+    return gram, count, len(covered) / float(len(toks))
+
+
+def repeated_ngram(toks):
+    """(n, phrase, count, coverage) when one n-gram covers too much of the text, else None.
+
+    A short text needs more evidence than a long one: 20-59 word tokens need 6 copies covering half of
+    it, longer texts 4 copies covering 30 %.
+    """
+    if len(toks) < 20:
+        return None
+    need_count, need_cover = (6, 0.5) if len(toks) < 60 else (4, 0.3)
+    for n in (3, 4, 5):
+        gram, count, coverage = top_ngram(toks, n)
+        if count >= need_count and coverage >= need_cover:
+            return n, " ".join(gram), count, coverage
+    return None
+
+
+def script_of(ch):
+    """A coarse script name for a letter: LATIN, CYRILLIC, GREEK, ARABIC, CJK (Han and kana), HANGUL, ..."""
+    try:
+        name = unicodedata.name(ch)
+    except ValueError:
+        return "OTHER"
+    first = name.split(" ", 1)[0]
+    if first in ("CJK", "HIRAGANA", "KATAKANA") or _CJK_RE.match(ch):
+        return "CJK"
+    if first in ("MICRO", "FEMININE", "MASCULINE"):
+        return "LATIN"
+    return first
+
+
+def _odd_mix(scripts):
+    """A word that mixes scripts no language writes together (CJK or Hangul with Latin is normal)."""
+    if len(scripts) < 2:
+        return False
+    rest = scripts - {"CJK", "HANGUL"}
+    if "CJK" in scripts or "HANGUL" in scripts:
+        return bool(rest - {"LATIN"})
+    return True
+
+
+# Chinese, Japanese and Korean text switches to Latin for names and terms (GPU, vLLM) as a matter of course.
+_NORMAL_SWITCHES = frozenset([frozenset(("CJK", "LATIN")), frozenset(("HANGUL", "LATIN")), frozenset(("HANGUL", "CJK"))])
+
+
+def salad_evidence(text):
+    """Token-salad measures over the prose (code spans left out): dict, or None for a short text."""
+    prose = _CODE_RE.sub(" ", text or "")
+    runs = _LETTER_RUN_RE.findall(prose)
+    if len(runs) < 8:
+        return None
+    run_scripts = [frozenset(script_of(c) for c in r) for r in runs]
+    mixed = [r for r, s in zip(runs, run_scripts) if _odd_mix(s)]
+    main = [min(s) if len(s) == 1 else "MIXED" for s in run_scripts]
+    switches = sum(1 for a, b in zip(main, main[1:]) if a != b and frozenset((a, b)) not in _NORMAL_SWITCHES)
+    scripts = Counter(sc for run in run_scripts for sc in run)
+    latin = [r.lower() for r, s in zip(runs, main) if s == "LATIN"]
+    func = sum(1 for w in latin if w in _FUNCTION_WORDS)
+    return {"words": len(runs), "mixed": mixed, "scripts": sorted(scripts),
+            "switch_rate": switches / float(len(runs) - 1), "latin": len(latin),
+            "function_ratio": func / float(len(latin)) if latin else None,
+            "sentences": bool(_SENTENCE_END_RE.search(prose)), "punctuated": bool(_STRUCTURE_RE.search(prose))}
+
+
+def salad_finding(text):
+    """The detail of a token-salad verdict, or None: words that mix scripts, scripts switching from word to
+    word with no sentence in them, or a long run of Latin words without a single function word or stop."""
+    ev = salad_evidence(text)
+    if ev is None:
+        return None
+    fr = ev["function_ratio"]
+    if len(ev["mixed"]) >= 3 and len(ev["mixed"]) >= 0.15 * ev["words"]:
+        return "%d of %d words mix scripts (%s)" % (len(ev["mixed"]), ev["words"], " ".join(ev["mixed"][:4]))
+    if len(ev["scripts"]) >= 3 and ev["switch_rate"] >= 0.3 and (fr is None or fr < 0.12):
+        return "%d scripts (%s) switching at %.0f%% of words, %s function words" % (
+            len(ev["scripts"]), ", ".join(ev["scripts"]), 100 * ev["switch_rate"],
+            "no" if not fr else "%.0f%%" % (100 * fr))
+    if ev["latin"] >= 15 and fr is not None and (fr < 0.08 and not ev["punctuated"] or fr < 0.03 and ev["latin"] >= 40):
+        return "%d Latin-script words with %.0f%% function words%s" % (
+            ev["latin"], 100 * fr, "" if ev["punctuated"] else " and no punctuation")
+    return None
+
+
+def digit_salad(toks):
+    """Numbers with next to no words around them, over a long answer: digit garbage."""
+    if len(toks) < 30:
+        return None
+    numbers = sum(1 for t in toks if t.isdigit())
+    if numbers >= 0.8 * len(toks):
+        return "%d of %d tokens are numbers" % (numbers, len(toks))
     return None
 
 
@@ -71,27 +206,31 @@ def garbage_findings(text, field):
     def add(signal, start, detail):
         found.append({"signal": signal, "field": field, "excerpt": excerpt(text, start), "detail": detail})
 
-    m = _BPE_RE.search(text) or _SAME_CHAR_RE.search(text) or _SYMBOL_RUN_RE.search(text)
+    layout = _RULE_LINE_RE.sub("", text)  # table rules and horizontal rules are layout
+    m = _BPE_RE.search(text) or _SAME_CHAR_RE.search(layout) or _SYMBOL_RUN_RE.search(layout)
     if m:
         add("scaled_token", m.start(), "a run of %d characters of one token or symbol class" % len(m.group(0)))
     tail = periodic_tail(text)
     if tail:
         unit, times, start = tail
         add("repetition_to_end", start, "%r repeated %d times up to the end" % (unit, times))
-    toks = [t.lower() for t in tokens(text)]
-    if len(toks) >= 20:
-        for n in (3, 4, 5):
-            grams = Counter(tuple(toks[i:i + n]) for i in range(len(toks) - n + 1))
-            gram, count = grams.most_common(1)[0]
-            if count >= 4 and count * n >= 0.3 * len(toks):
-                phrase = " ".join(gram)
-                add("repeated_ngram", max(0, text.lower().find(gram[0])),
-                    "the %d-gram %r makes up %d%% of %d tokens" % (n, phrase, 100 * count * n // len(toks), len(toks)))
-                break
+    toks = [t.lower() for t in word_tokens(text)]
+    rep = repeated_ngram(toks)
+    if rep:
+        n, phrase, count, coverage = rep
+        first = text.lower().find(phrase.split(" ", 1)[0])
+        add("repeated_ngram", max(0, first),
+            "the %d-gram %r, %d times, makes up %d%% of %d word tokens" % (n, phrase, count, 100 * coverage, len(toks)))
     if len(toks) >= 40:
         ratio = len(set(toks)) / float(len(toks))
         if ratio < 0.25:
-            add("low_distinct_ratio", 0, "%d distinct of %d tokens (%.2f)" % (len(set(toks)), len(toks), ratio))
+            add("low_distinct_ratio", 0, "%d distinct of %d word tokens (%.2f)" % (len(set(toks)), len(toks), ratio))
+    salad = salad_finding(text)
+    if salad:
+        add("token_salad", 0, salad)
+    digits = digit_salad(toks)
+    if digits:
+        add("digit_garbage", 0, digits)
     return found
 
 
@@ -116,26 +255,148 @@ def judge_answer(content, reasoning, finish_reason, require_reasoning=True):
     return findings
 
 
+# A Traditional answer may quote a Simplified name (智谱, say); a Simplified one has many such characters.
+SIMPLIFIED_SHARE_LIMIT = 0.25
+
+
+def chinese_script(text):
+    """(cjk count, Simplified-only characters, Traditional-only characters) of a text, in order of use."""
+    cjk = _CJK_RE.findall(text or "")
+    return len(cjk), [c for c in cjk if c in SIMPLIFIED_ONLY], [c for c in cjk if c in TRADITIONAL_ONLY]
+
+
 def traditional_chinese_findings(content):
-    """The answer must be Chinese, and Traditional: no Simplified-only character."""
+    """The answer must be Chinese, and Traditional.
+
+    Decided from the share of Simplified-only characters among the characters whose form tells the two
+    scripts apart (OpenCC's tables, see ZH_SCRIPT_SOURCE): a Traditional answer that quotes one Simplified
+    name passes; a Simplified answer fails even when it is short or avoids the commonest characters.
+    """
     text = content or ""
-    cjk = _CJK_RE.findall(text)
-    letters = _LETTER_RE.findall(text)
-    if len(cjk) < 4 or len(cjk) < 0.3 * max(1, len(letters)):
+    prose = _CODE_RE.sub(" ", text)
+    n_cjk, simp, trad = chinese_script(prose)
+    letters = _LETTER_RE.findall(prose)
+    kana = _KANA_RE.findall(prose)
+    if n_cjk < 4 or n_cjk < 0.3 * max(1, len(letters)) or len(kana) >= max(2, 0.1 * n_cjk):
         return [{"signal": "not_chinese", "field": "content", "excerpt": excerpt(text),
-                 "detail": "%d CJK characters of %d letters" % (len(cjk), len(letters))}]
-    simplified = sorted(set(c for c in cjk if c in SIMPLIFIED_ONLY))
-    if simplified:
-        return [{"signal": "simplified_chinese", "field": "content", "excerpt": excerpt(text, text.find(simplified[0])),
-                 "detail": "Simplified-only characters: %s" % " ".join(simplified)}]
+                 "detail": "%d Chinese characters of %d letters%s" % (
+                     n_cjk, len(letters), ", %d Japanese kana" % len(kana) if kana else "")}]
+    if simp and len(simp) >= SIMPLIFIED_SHARE_LIMIT * (len(simp) + len(trad)):
+        names = "".join(sorted(set(simp), key=simp.index))
+        return [{"signal": "simplified_chinese", "field": "content", "excerpt": excerpt(text, text.find(simp[0])),
+                 "detail": "%d Simplified-only against %d Traditional-only characters (%s): %s"
+                           % (len(simp), len(trad), ZH_SCRIPT_SOURCE.split(" ", 1)[0], names[:20])}]
     return []
 
 
-def last_number(text):
-    nums = re.findall(r"-?\d[\d,]*(?:\.\d+)?", text or "")
-    if not nums:
+# ------------------------------------------------------------------ arithmetic
+
+_NUMBER_RE = re.compile(r"(?<![\w.])-?\d{1,3}(?:[, \u00a0\u202f\u2009'’]\d{3})+(?:\.\d+)?(?![\d])|(?<![\w.])-?\d+(?:\.\d+)?(?![\d])")
+_LIST_MARKER_RE = re.compile(r"(?m)^\s*(?:\d{1,2}[.)]|step\s+\d{1,2}\s*[:.)])\s", re.I)
+_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
+_EXPR_CHARS = re.compile(r"^[\d\s.,+\-*/()]+$")
+
+
+def numbers_in(text):
+    """[(value, start, end)] of the numbers a text states; thousands separators allowed."""
+    out = []
+    for m in _NUMBER_RE.finditer(text or ""):
+        raw = re.sub(r"[, \u00a0\u202f\u2009'’]", "", m.group(0))
+        try:
+            out.append((float(raw), m.start(), m.end()))
+        except ValueError:
+            continue
+    return out
+
+
+def _eval_expr(expr):
+    """The value of a plain arithmetic expression (numbers, + - * / and parentheses), else None."""
+    expr = expr.replace("×", "*").replace("·", "*").replace("÷", "/").replace("−", "-")
+    expr = re.sub(r"(?<=\d)\s*[xX]\s*(?=\d)", "*", expr)
+    expr = re.sub(r"(?<=\d)[,\u00a0\u202f\u2009'’](?=\d{3}\b)", "", expr).strip()
+    if not expr or not _EXPR_CHARS.match(expr):
         return None
+
+    def ev(node):
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return float(node.value)
+        if isinstance(node, ast.BinOp) and type(node.op).__name__ in ("Add", "Sub", "Mult", "Div"):
+            sym = {"Add": "+", "Sub": "-", "Mult": "*", "Div": "/"}[type(node.op).__name__]
+            return _OPS[sym](ev(node.left), ev(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        raise ValueError(node)
+
     try:
-        return float(nums[-1].replace(",", ""))
-    except ValueError:
+        return ev(ast.parse(expr, mode="eval"))
+    except (SyntaxError, ValueError, ZeroDivisionError, TypeError):
         return None
+
+
+def _equation_chains(text):
+    """Chains 'e1 = e2 = ... = en' of plain arithmetic: [(values of each side, (start, end))]."""
+    chains = []
+    side = r"[\d \t.,+\-*/()×x·÷−'’\u00a0\u202f\u2009]+"
+    for m in re.finditer(r"%s(?:(?:=|equals|is)%s)+" % (side, side), text or ""):
+        parts = re.split(r"=|equals|is", m.group(0))
+        values = [_eval_expr(p) for p in parts]
+        if len([v for v in values if v is not None]) >= 2:
+            chains.append((values, (m.start(), m.end())))
+    return chains
+
+
+def math_findings(content, a, b):
+    """The product a*b must be stated, and no other result.
+
+    Restated operands are ignored, and so are the steps of correct working ('123 × 400 = 49,200'); a chain
+    of equalities that does not hold, or a stated number that is neither an operand, nor the product, nor
+    part of correct working, is a conflicting result. List markers ('1.', 'Step 2:') are not results.
+    """
+    text = content or ""
+    want = float(a * b)
+    prose = _LIST_MARKER_RE.sub(" ", text)
+    nums = numbers_in(prose)
+    stated = [v for v, _s, _e in nums]
+    covered = []
+    conflicts = []
+    for values, (start, end) in _equation_chains(prose):
+        known = [v for v in values if v is not None]
+        if any(abs(v - known[0]) > 1e-6 for v in known):
+            wrong = [v for v in known if abs(v - want) > 1e-6]
+            conflicts += wrong[-1:] if wrong else []
+        covered.append((start, end))
+    for v, s, e in nums:
+        inside = any(cs <= s and e <= ce for cs, ce in covered)
+        if inside or abs(v - want) < 1e-6 or v in (float(a), float(b)):
+            continue
+        # a result has the product's size or follows "="; "two 3-digit numbers" states no result
+        if abs(v) >= 1000 or re.search(r"=\s*$", prose[:s]):
+            conflicts.append(v)
+
+    def fmt(v):
+        return "%d" % v if v == int(v) else "%g" % v
+
+    if not any(abs(v - want) < 1e-6 for v in stated):
+        got = ", ".join(fmt(v) for v in stated if v not in (float(a), float(b))) or "no result"
+        return [{"signal": "wrong_answer", "field": "content", "excerpt": excerpt(text),
+                 "detail": "%d * %d = %d is not stated (the answer states: %s)" % (a, b, a * b, got)}]
+    if conflicts:
+        return [{"signal": "conflicting_answer", "field": "content", "excerpt": excerpt(text),
+                 "detail": "%d * %d = %d is stated, and so is %s" % (a, b, a * b,
+                                                                    ", ".join(sorted(set(fmt(v) for v in conflicts))))}]
+    return []
+
+
+def chat_findings(probe, content, reasoning, finish_reason, require_reasoning=True, operands=None):
+    """Every finding for one chat-probe answer: the garbage detector first, then the probe's own check
+    (``chinese``: Traditional Chinese; ``math``: the product of ``operands``; ``greeting``: none)."""
+    findings = judge_answer(content, reasoning, finish_reason, require_reasoning)
+    if findings:
+        return findings
+    if probe == "chinese":
+        return traditional_chinese_findings(content)
+    if probe == "math":
+        return math_findings(content, *operands)
+    return []

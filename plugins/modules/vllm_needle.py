@@ -16,10 +16,16 @@ description:
     C(/v1/chat/completions) at temperature 0.
   - Sizes the haystack with the server's own C(/tokenize) in chat form to within O(tolerance) of each
     target, with at most 4 C(/tokenize) calls, never above C(max_model_len - max_tokens - margin_tokens).
-  - Scores by exact match, the word part (the key) and the digit part (the value) separately, in content
-    and reasoning; an answer with the right key and wrong digits is "partial" (the sm89 indexer bug loses
-    digits but keeps words). Checks C(usage.prompt_tokens) against the sized count and records the latency
-    of each depth. Optionally a control question about a key that is not in the text.
+  - Scores the answer's content only (the reasoning is kept as a diagnostic). C(retrieved) means the value
+    is given and no other candidate number is; a value beside another needle's value, a hedge ("either X
+    or Y") or a value next to "not found" is C(ambiguous), a failure; another needle's value is
+    C(distractor); the right key with wrong digits is C(partial) (the sm89 indexer bug loses digits but
+    keeps words); no value, or "not found", is C(missed).
+  - A target that the server's context cannot hold within O(tolerance) is a failure (C(cannot_test)), never
+    shrunk silently. Every row records the tokens actually sent (C(usage.prompt_tokens)), checked against
+    the sized count, and the latency of each depth.
+  - Optionally a control question about a key that is not in the text: it fails only when the content gives a
+    number as the answer for that key; a clear "not there" passes, also when it lists what the text holds.
 author:
   - glm53.serving contributors (@glm53)
 options:
@@ -28,7 +34,7 @@ options:
     type: str
     required: true
   targets:
-    description: Prompt sizes to test, in tokens.
+    description: Prompt sizes to test, in tokens (at least 1000 each).
     type: list
     elements: int
     default: [450000]
@@ -50,11 +56,11 @@ options:
     type: int
     default: 256
   tolerance:
-    description: Allowed sizing error, as a fraction of the target.
+    description: Allowed sizing error, as a fraction of the target, in (0, 0.2].
     type: float
     default: 0.01
   control:
-    description: Also ask about a key that is not in the text; the answer must contain no needle's value.
+    description: Also ask about a key that is not in the text; the answer must not give a number for it.
     type: bool
     default: true
   seed:
@@ -114,28 +120,32 @@ results:
       tokens: 449871
       sizing_error_pct: -0.03
       tokenize_calls: 3
+      verdict: passed
       depths:
         - depth: 10
           verdict: retrieved
           word_part: true
           digit_part: true
+          reasoning_has_value: true
+          answered: "4729103"
           prompt_tokens: 449871
+          tokens_sized: 449871
           latency_s: 291.4
           answer_excerpt: The special magic number for brave-otter is 4729103.
-      control: {verdict: passed}
+      control: {verdict: passed, asked: calm-heron, says_absent: true}
 summary:
   description: One line per failed depth or control.
   returned: always
   type: list
   elements: str
-  sample: ["450000 tokens, depth 70: partial: digits wrong: 4739103, expected 4729103 (6 of 7 digits in place)"]
+  sample: ["450000 tokens (449871 sent), depth 70: partial: digits wrong: 4739103, expected 4729103 (6 of 7 digits in place)"]
 """
 
 import random
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.glm53.serving.plugins.module_utils._needle import Haystack, score, size_haystack
+from ansible_collections.glm53.serving.plugins.module_utils._needle import Haystack, score, score_control, size_haystack
 from ansible_collections.glm53.serving.plugins.module_utils._openai_client import (
     ProbeConnectionRefused,
     ProbeHTTPError,
@@ -146,6 +156,25 @@ from ansible_collections.glm53.serving.plugins.module_utils._openai_client impor
     message_fields,
 )
 from ansible_collections.glm53.serving.plugins.module_utils._text_checks import excerpt
+
+
+def needle_input_problems(p):
+    """What is wrong with the options, before any request is sent."""
+    problems = []
+    if not p["targets"] or any(t < 1000 for t in p["targets"]):
+        problems.append("targets must be a non-empty list of prompt sizes of at least 1000 tokens, got %s" % p["targets"])
+    if not p["depths"] or any(not 0 <= d <= 100 for d in p["depths"]):
+        problems.append("depths must be a non-empty list of percentages between 0 and 100, got %s" % p["depths"])
+    if not 0 <= p["distractors"] <= 50:
+        problems.append("distractors must be between 0 and 50, got %d" % p["distractors"])
+    if p["max_tokens"] < 1 or p["margin_tokens"] < 0:
+        problems.append("max_tokens must be at least 1 and margin_tokens at least 0, got %d and %d"
+                        % (p["max_tokens"], p["margin_tokens"]))
+    if not 0 < p["tolerance"] <= 0.2:
+        problems.append("tolerance is a fraction of the target in (0, 0.2], got %s" % p["tolerance"])
+    if p["request_timeout"] < 1:
+        problems.append("request_timeout must be at least 1 second, got %d" % p["request_timeout"])
+    return problems
 
 
 def main():
@@ -166,8 +195,9 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    if any(not 0 <= d <= 100 for d in p["depths"]):
-        module.fail_json(msg="depths must be percentages between 0 and 100, got %s" % p["depths"])
+    problems = needle_input_problems(p)
+    if problems:
+        module.fail_json(msg="; ".join(problems))
     seed = p["seed"] if p["seed"] is not None else random.SystemRandom().randint(0, 2**31)
     client = client_from_params(p, p["request_timeout"])
     hay = Haystack(seed, p["distractors"])
@@ -203,49 +233,63 @@ def main():
     results, summary = [], []
     for target in p["targets"]:
         entry = {"target": target, "limit": limit, "depths": []}
-        if target > limit:
-            entry["note"] = ("above max_model_len %d - max_tokens %d - margin %d: sized to %d instead"
-                             % (mml, p["max_tokens"], p["margin_tokens"], limit))
+        if target * (1 - p["tolerance"]) > limit:
+            entry.update(verdict="cannot_test", tokens=None,
+                         detail="cannot test %d tokens: max_model_len %d allows at most %d (max_model_len - "
+                                "max_tokens %d - margin %d)" % (target, mml, limit, p["max_tokens"], p["margin_tokens"]))
+            summary.append(entry["detail"])
+            results.append(entry)
+            continue
         try:
             n, tokens, calls = size_haystack(count_tokens, hay, target, limit, p["tolerance"])
         except (ProbeHTTPError, ProbeTimeout, ProbeConnectionRefused, ValueError, KeyError, TypeError) as exc:
             module.fail_json(msg="sizing the haystack with /tokenize failed: %s" % exc, seed=seed)
         entry.update(sentences=n, tokens=tokens, tokenize_calls=calls,
                      sizing_error_pct=round(100.0 * (tokens - target) / target, 3))
-        goal = min(target, limit)
-        if abs(tokens - goal) > p["tolerance"] * goal:
-            summary.append("%d tokens: sized to %d after %d /tokenize calls, outside the %.1f%% tolerance"
-                           % (target, tokens, calls, 100 * p["tolerance"]))
+        if abs(tokens - target) > p["tolerance"] * target:
+            entry.update(verdict="cannot_test",
+                         detail="cannot test %d tokens: the haystack came to %d tokens after %d /tokenize calls, "
+                                "outside the %.1f%% tolerance" % (target, tokens, calls, 100 * p["tolerance"]))
+            summary.append(entry["detail"])
+            results.append(entry)
+            continue
         for depth in p["depths"]:
             resp, error, t0 = ask(hay.prompt(n, depth))
-            row = {"depth": depth, "latency_s": round(time.monotonic() - t0, 3)}
+            row = {"depth": depth, "latency_s": round(time.monotonic() - t0, 3), "tokens_sized": tokens}
             if error:
-                row.update(error, word_part=False, digit_part=False)
+                row.update(error, word_part=False, digit_part=False, prompt_tokens=None)
             else:
                 content, reasoning, finish, usage = message_fields(resp)
-                row.update(score("%s\n%s" % (content or "", reasoning or ""), hay.key, hay.value, hay.distractors))
+                row.update(score(content, reasoning, hay.key, hay.value, hay.distractors))
                 row.update(prompt_tokens=usage.get("prompt_tokens"), finish_reason=finish,
-                           answer_excerpt=excerpt(content or reasoning or "", 0, 120))
+                           answer_excerpt=excerpt(content or "", 0, 120),
+                           reasoning_excerpt=excerpt(reasoning or "", 0, 120))
+                if content is None or not str(content).strip():
+                    row.setdefault("detail", "")
+                    row["detail"] = "no content (finish_reason=%s)%s" % (finish, "; " + row["detail"] if row["detail"] else "")
                 if usage.get("prompt_tokens") is not None and abs(usage["prompt_tokens"] - tokens) > 0.01 * tokens:
                     row["verdict"] = "size_mismatch"
                     row["detail"] = "usage.prompt_tokens %s differs from the /tokenize count %d" % (
                         usage["prompt_tokens"], tokens)
             entry["depths"].append(row)
             if row["verdict"] != "retrieved":
-                summary.append("%d tokens, depth %d: %s: %s" % (target, depth, row["verdict"], row.get("detail", "")))
+                summary.append("%d tokens (%s sent), depth %d: %s: %s" % (
+                    target, row.get("prompt_tokens") or tokens, depth, row["verdict"], row.get("detail", "")))
         if p["control"]:
             resp, error, t0 = ask(hay.prompt(n, 50, asked_key=hay.control_key))
             if error:
                 entry["control"] = dict(error)
             else:
-                content, reasoning, _f, _u = message_fields(resp)
-                text = "%s\n%s" % (content or "", reasoning or "")
-                leaked = [v for v in [hay.value] + [v for _k, v in hay.distractors] if v in text]
-                entry["control"] = {"verdict": "failed" if leaked else "passed", "asked": hay.control_key,
-                                    "answer_excerpt": excerpt(content or "", 0, 120),
-                                    "detail": "answered %s for a key that is not in the text" % leaked if leaked else ""}
+                content, reasoning, _f, usage = message_fields(resp)
+                needles = [(hay.key, hay.value)] + list(hay.distractors)
+                entry["control"] = score_control(content, reasoning, hay.control_key, needles)
+                entry["control"].update(answer_excerpt=excerpt(content or "", 0, 120),
+                                        prompt_tokens=usage.get("prompt_tokens"))
             if entry["control"]["verdict"] != "passed":
                 summary.append("%d tokens, control: %s" % (target, entry["control"].get("detail")))
+        retrieved = sum(1 for d in entry["depths"] if d["verdict"] == "retrieved")
+        entry["verdict"] = "passed" if retrieved == len(entry["depths"]) and \
+            entry.get("control", {}).get("verdict", "passed") == "passed" else "failed"
         results.append(entry)
 
     passed = not summary

@@ -6,7 +6,10 @@ import pytest
 from ansible_collections.glm53.serving.plugins.module_utils._text_checks import (
     garbage_findings,
     judge_answer,
-    last_number,
+    math_findings,
+    numbers_in,
+    repeated_ngram,
+    word_tokens,
 )
 
 GOOD = [
@@ -44,7 +47,23 @@ def test_empty_and_budget_verdicts():
     assert judge_answer("Hi there, how are you?", None, "stop", require_reasoning=False) == []
 
 
-@pytest.mark.parametrize("text,value", [("= 56,088", 56088.0), ("The result is 391.", 391.0), ("none", None),
-                                        ("123 * 456 = 56088", 56088.0)])
-def test_last_number(text, value):
-    assert last_number(text) == value
+@pytest.mark.parametrize("text,values", [("= 56,088", [56088.0]), ("The result is 391.", [391.0]), ("none", []),
+                                         ("123 * 456 = 56088", [123.0, 456.0, 56088.0]), ("56\u202f088", [56088.0])])
+def test_numbers_in(text, values):
+    assert [v for v, _s, _e in numbers_in(text)] == values
+
+
+def test_math_verdicts_name_the_conflict():
+    assert math_findings("The result is 56088 (123 × 456).", 123, 456) == []
+    (f,) = math_findings("56088, no wait: 56098", 123, 456)
+    assert f["signal"] == "conflicting_answer" and "56098" in f["detail"]
+    (f,) = math_findings("123 × 456 = 56,078", 123, 456)
+    assert f["signal"] == "wrong_answer" and "56078" in f["detail"]
+
+
+def test_punctuation_makes_no_ngrams_and_coverage_stays_below_100_percent():
+    table = "| a | b |\n" + "|---|---|\n" * 30
+    assert word_tokens(table) == ["a", "b"]
+    _n, _phrase, count, coverage = repeated_ngram(["of", "the", "of", "the"] * 25)
+    assert 0.95 <= coverage <= 1.0 and count >= 40
+    assert repeated_ngram("one two three four five six seven eight nine ten eleven twelve".split() * 1) is None

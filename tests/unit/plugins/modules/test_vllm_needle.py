@@ -5,6 +5,7 @@ import re
 
 from ansible_collections.glm53.serving.plugins.module_utils._needle import Haystack, score
 from ansible_collections.glm53.serving.plugins.modules import vllm_needle
+from testlib import REFERENCE_FLAGS
 
 
 def args(s, **extra):
@@ -31,11 +32,16 @@ def test_450k_target_is_sized_within_one_percent_and_under_the_limit(run_module,
     assert res["tokenize_calls"] <= 4
 
 
-def test_target_above_the_window_is_sized_to_the_limit(run_module, standin):
-    r = run_module(vllm_needle, args(standin, targets=[600000], depths=[50], control=False))
-    assert not r.failed, r.get("msg")
-    res = r["results"][0]
-    assert res["tokens"] <= 524288 - 4096 - 256 and "sized to" in res["note"]
+def test_target_above_the_window_fails_and_is_never_shrunk(run_module, standin_factory):
+    flags = list(REFERENCE_FLAGS)
+    flags[flags.index("--max-model-len") + 1] = "131072"
+    s = standin_factory(flags=flags).start().wait_ready()
+    r = run_module(vllm_needle, args(s, targets=[450000, 60000], depths=[50], control=False))
+    assert r.failed
+    big, small = r["results"]
+    assert big["verdict"] == "cannot_test" and big["depths"] == [] and big["tokens"] is None
+    assert "cannot test 450000 tokens: max_model_len 131072 allows at most 126720" in r["msg"]
+    assert small["verdict"] == "passed" and small["depths"][0]["prompt_tokens"] == small["tokens"]
 
 
 def test_each_run_has_a_fresh_key_and_value(run_module, standin):
@@ -58,7 +64,7 @@ def test_missing_needle_fails(run_module, standin_factory):
     s = standin_factory(env={"VLLM_STANDIN_BEHAVIOUR": "needle_blind"}).start().wait_ready()
     r = run_module(vllm_needle, args(s, depths=[50]))
     assert r.failed and r["results"][0]["depths"][0]["verdict"] == "missed"
-    assert "no 7-digit number in the answer" in r["msg"]
+    assert "the answer says it is not there" in r["msg"] and "(%d sent)" % r["results"][0]["tokens"] in r["msg"]
 
 
 def test_haystack_is_varied_and_digit_free():
@@ -72,9 +78,11 @@ def test_haystack_is_varied_and_digit_free():
     assert 0.45 < pos < 0.55
 
 
-def test_score_verdicts():
+def test_score_verdicts_read_the_content_only():
     d = [("calm-heron", "8812345")]
-    assert score("brave-otter is 4729103", "brave-otter", "4729103", d)["verdict"] == "retrieved"
-    assert score("for brave-otter: 4739103", "brave-otter", "4729103", d)["verdict"] == "partial"
-    assert score("it is 8812345", "brave-otter", "4729103", d)["verdict"] == "distractor"
-    assert score("I don't know", "brave-otter", "4729103", d)["verdict"] == "missed"
+    assert score("brave-otter is 4729103", None, "brave-otter", "4729103", d)["verdict"] == "retrieved"
+    assert score("for brave-otter: 4739103", None, "brave-otter", "4729103", d)["verdict"] == "partial"
+    assert score("it is 8812345", None, "brave-otter", "4729103", d)["verdict"] == "distractor"
+    assert score("8812345 or 4729103", None, "brave-otter", "4729103", d)["verdict"] == "ambiguous"
+    v = score("I could not find it.", "brave-otter is 4729103", "brave-otter", "4729103", d)
+    assert v["verdict"] == "missed" and v["reasoning_has_value"] and "in the reasoning only" in v["detail"]
