@@ -167,8 +167,9 @@ def sentences(text):
 
 
 def _names(sentence, key):
-    low = re.sub(r"[\s_*`]+", "-", sentence.lower())
-    return key.lower() in low or all(w in sentence.lower() for w in key.split("-"))
+    """Whether a sentence names the key as a whole ('brave-otter', 'Brave Otter', '**brave_otter**')."""
+    low = re.sub(r"[\s_*`'\"-]+", "-", sentence.lower())
+    return re.search(r"(?<![a-z])%s(?![a-z])" % re.escape(key.lower()), low) is not None
 
 
 def declares_absent(text):

@@ -62,7 +62,9 @@ def test_evidence_is_on_each_host(report):
 def test_markdown_summary(report):
     _proc, tmp = report
     md = (tmp / "report" / "summary.md").read_text()
-    assert "| node-good | PASS |" in md and "| node-bad | FAIL |" in md and "60000: 3/3" in md
+    assert "| node-good | PASS |" in md and "| node-bad | FAIL |" in md
+    sent = json.loads((tmp / "report" / "node-good.json").read_text())["needle"]["results"][0]["tokens"]
+    assert abs(sent - 60000) <= 600 and "60000 (%d sent): 3/3" % sent in md
 
 
 def test_html_report_in_headless_chromium(report):

@@ -14,12 +14,26 @@ Behaviours (``VLLM_STANDIN_BEHAVIOUR``):
   needle_lossy        like good, but the digits of a retrieved needle value come out wrong
                       (the sm89 indexer bug: words survive, digits do not)
   needle_blind        like good, but never finds a needle
+  needle_all_values   lists every needle's value in the text (ambiguous)
+  needle_hedge        "either <another needle's value> or <the value>" (ambiguous)
+  needle_reasoning_only  finds the value in its reasoning, then answers "not found" (missed)
+  needle_distractor   answers another needle's value (distractor)
+  needle_control_answers  for a key that is not in the text, answers another needle's value
+  needle_lists_found  good; for a key that is not in the text says so, then lists the keys it found
+  math_restates       good; states the product, then restates the operands
+  math_separators     good; the product with thousands separators
+  math_conflict       states the product, then "corrects" it to another number
+  simplified          like good, but answers Chinese in Simplified Chinese
+  salad               token salad: vocabulary pieces of several scripts, no sentence
 """
 from __future__ import annotations
 
 import re
 
-BEHAVIOURS = ("good", "gibberish", "scaled", "unclosed_reasoning", "needle_lossy", "needle_blind")
+BEHAVIOURS = ("good", "gibberish", "scaled", "unclosed_reasoning", "needle_lossy", "needle_blind",
+              "needle_all_values", "needle_hedge", "needle_reasoning_only", "needle_distractor",
+              "needle_control_answers", "needle_lists_found", "math_restates", "math_separators", "math_conflict",
+              "simplified", "salad")
 
 _CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 _GREETING_RE = re.compile(r"\b(hello|hi|hey|greetings|good (morning|afternoon|evening))\b", re.I)
@@ -36,6 +50,9 @@ _QUESTION_RE = re.compile(
     re.I)
 
 TRADITIONAL_SELF_INTRO = "我是一個由智譜訓練的大型語言模型，能夠回答問題、撰寫文章、翻譯語言與協助程式設計。"
+SIMPLIFIED_SELF_INTRO = "我是一个由智谱训练的大型语言模型，能够回答问题、撰写文章、翻译语言与协助程序设计。"
+SALAD = ("ersions Lloyd inev uploaded Пол Reverse戦 grabs Opp مرکز mortgages совет kalau ดี Bruno предложения "
+         "ließ kontrol秘书 skor pedido Tb ауд ثبت bevor 浏览 ")
 
 
 def _fmt_number(value: float) -> str:
@@ -79,10 +96,32 @@ def _needle(prompt: str, question: str, behaviour: str):
     if behaviour == "needle_blind":
         return (f"The user asks for the special magic {noun} for {key}. I scan the text but find no such statement.",
                 f"I could not find a special magic {noun} for {key} in the provided text.")
-    values = [v for k, v in _NEEDLE_RE.findall(prompt) if k == key]
+    needles = _NEEDLE_RE.findall(prompt)
+    values = [v for k, v in needles if k == key]
+    others = [(k, v) for k, v in needles if k != key]
     if not values:
+        if behaviour == "needle_control_answers" and others:
+            return (f"The user asks for {key}. I will take the closest one.",
+                    f"The special magic {noun} for {key} is: {others[0][1]}.")
+        if behaviour == "needle_lists_found":
+            found = ", ".join(f"{k} ({v})" for k, v in others)
+            return (f"The user asks for {key}. The text has {found}; none of them is {key}.",
+                    f"I could not find a special magic {noun} for {key} in the text. "
+                    f"The text does give {noun}s for other keys: {found}.")
         return (f"The user asks for the special magic {noun} for {key}. The text does not state it.",
                 f"The provided text does not mention a special magic {noun} for {key}.")
+    if behaviour == "needle_all_values":
+        joined = ", ".join(v for _k, v in needles)
+        return (f"The user asks for {key}. I list every {noun} to be safe.",
+                f"The special magic {noun}s in the text are: {joined}.")
+    if behaviour == "needle_hedge" and others:
+        return (f"The user asks for {key}. I am not sure which one.",
+                f"The special magic {noun} for {key} is either {others[0][1]} or {values[0]}.")
+    if behaviour == "needle_reasoning_only":
+        return (f"The user asks for {key}. I see {key} is {values[0]} in the text, but I am unsure.",
+                f"I could not find a special magic {noun} for {key} in the provided text.")
+    if behaviour == "needle_distractor" and others:
+        return (f"The user asks for {key}.", f"The special magic {noun} for {key} is: {others[0][1]}.")
     if behaviour == "needle_lossy":
         values = [_corrupt_digits(v) for v in values]
     joined = ", ".join(values)
@@ -97,6 +136,8 @@ def respond(prompt_text: str, user_text: str, behaviour: str):
                 "of the of the model model of the of the ", True)
     if behaviour == "scaled":
         return ("ĠĠĠĠĠĠĠĠ", True, "！！！！！！！！", True)
+    if behaviour == "salad":
+        return ("The user asks something. ", True, SALAD, False)
     if behaviour == "unclosed_reasoning":
         return ("Let me think about this carefully. First I consider what the user wants, "
                 "then I consider it again from another angle. ", False, "", True)
@@ -107,11 +148,19 @@ def respond(prompt_text: str, user_text: str, behaviour: str):
     arith = _arithmetic(user_text)
     if arith:
         expr, result = arith
+        content = f"{expr} = {result}"
+        if behaviour == "math_restates":
+            content = f"The result is {result} (that is {expr})."
+        elif behaviour == "math_separators" and result.isdigit():
+            content = f"**{int(result):,}**"
+        elif behaviour == "math_conflict" and result.lstrip("-").isdigit():
+            content = f"{expr} = {result}. Actually, let me recompute: {int(result) + 10}."
         return (f"The user wants a calculation: {expr}. Computing it step by step gives {result}.", True,
-                f"{expr} = {result}", False)
+                content, False)
     if _CJK_RE.search(user_text):
         return ("The user writes in Chinese and asks me to introduce myself in one sentence. "
-                "I should answer in Traditional Chinese.", True, TRADITIONAL_SELF_INTRO, False)
+                "I should answer in Traditional Chinese.", True,
+                SIMPLIFIED_SELF_INTRO if behaviour == "simplified" else TRADITIONAL_SELF_INTRO, False)
     if _GREETING_RE.search(user_text):
         return ("The user greets me. I should greet back and offer help.", True,
                 "Hello! I'm GLM-5.3-Flash, an AI assistant. How can I help you today?", False)

@@ -8,8 +8,8 @@ KV cache on sm89, max_model_len above the model's derived length) fail the proce
 
 Knobs (environment):
   VLLM_STANDIN_LOAD_DELAY          seconds of emulated weight loading (default 0)
-  VLLM_STANDIN_BEHAVIOUR           good | gibberish | scaled | unclosed_reasoning |
-                                   needle_lossy | needle_blind (default good)
+  VLLM_STANDIN_BEHAVIOUR           good (default), or a known-bad or adversarial answer style: the list
+                                   and what each does are in vllm/standin/behaviour.py
   VLLM_STANDIN_DIE_AFTER           the engine dies after N chat completions: /health -> 503,
                                    in-flight requests -> 500, then the process exits (status 0,
                                    as vLLM does: vllm-project/vllm#48966)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.glm53.serving.plugins.module_utils._needle import Haystack, score
+from ansible_collections.glm53.serving.plugins.module_utils._needle import Haystack, score, score_control
 from ansible_collections.glm53.serving.plugins.modules import vllm_needle
 from testlib import REFERENCE_FLAGS
 
@@ -86,3 +86,18 @@ def test_score_verdicts_read_the_content_only():
     assert score("8812345 or 4729103", None, "brave-otter", "4729103", d)["verdict"] == "ambiguous"
     v = score("I could not find it.", "brave-otter is 4729103", "brave-otter", "4729103", d)
     assert v["verdict"] == "missed" and v["reasoning_has_value"] and "in the reasoning only" in v["detail"]
+
+
+def test_keys_that_share_a_word_are_told_apart():
+    """Over many seeds (keys share adjectives and nouns): a good answer retrieves, a keyed list of the
+    other needles after "not found" passes the control, and answering another needle's value fails it."""
+    for seed in range(300):
+        h = Haystack(seed)
+        needles = [(h.key, h.value)] + list(h.distractors)
+        good = "The special magic number for %s mentioned in the provided text is: %s." % (h.key, h.value)
+        assert score(good, None, h.key, h.value, h.distractors)["verdict"] == "retrieved", seed
+        found = ", ".join("%s (%s)" % kv for kv in needles)
+        listed = "I could not find a number for %s in the text. The text gives: %s." % (h.control_key, found)
+        assert score_control(listed, None, h.control_key, needles)["verdict"] == "passed", (seed, listed)
+        wrong = "The special magic number for %s is: %s." % (h.control_key, h.distractors[0][1])
+        assert score_control(wrong, None, h.control_key, needles)["verdict"] == "failed", seed
