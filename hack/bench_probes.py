@@ -5,7 +5,9 @@
 - readiness detection delay: how long after the server starts listening vllm_health returns ready
   (a side thread connects every 10 ms to see the moment the port opens);
 - haystack sizing: /tokenize calls and sizing error for 100K and 450K targets (the stand-in's tokenizer);
-- client CPU time to build a 450K-token haystack prompt.
+- client CPU time to build a 450K-token haystack prompt;
+- probe time on a good host: vllm_chat_probe, then vllm_needle at 100K tokens (5 depths and the control),
+  wall seconds per run (the verdict code is part of it; the stand-in answers at once).
 Run from a venv with ansible-core and the stand-in installed (make test's venv: /var/tmp/glm53-ci/venv).
 """
 import argparse
@@ -27,7 +29,7 @@ from testlib import StandIn  # noqa: E402  (also makes the collection importable
 from ansible.module_utils.testing import patch_module_args  # noqa: E402
 from ansible_collections.glm53.serving.plugins.module_utils._needle import Haystack, size_haystack  # noqa: E402
 from ansible_collections.glm53.serving.plugins.module_utils._openai_client import OpenAIClient  # noqa: E402
-from ansible_collections.glm53.serving.plugins.modules import vllm_health  # noqa: E402
+from ansible_collections.glm53.serving.plugins.modules import vllm_chat_probe, vllm_health, vllm_needle  # noqa: E402
 
 
 def run_module(module, args):
@@ -100,6 +102,19 @@ def main():
     cpu = time.process_time() - t0
     print("client CPU time to build a 450K-token haystack prompt (%d sentences, %.1f MB): %.3f s"
           % (n, len(prompt.encode()) / 1e6, cpu))
+    (base / "probe").mkdir()
+    s = StandIn(base / "probe").start().wait_ready()
+    walls = []
+    for seed in range(a.runs):
+        t0 = time.monotonic()
+        chat = run_module(vllm_chat_probe, {"base_url": s.url, "model": "glm53-flash-awq"})
+        needle = run_module(vllm_needle, {"base_url": s.url, "model": "glm53-flash-awq", "targets": [100000],
+                                          "seed": seed})
+        walls.append(time.monotonic() - t0)
+        assert chat["passed"] and needle["passed"], (chat.get("msg"), needle.get("msg"))
+    s.stop()
+    print("probe time on a good host (chat probe + needle at 100K, 5 depths + control), %d runs: median %.2f s, "
+          "min %.2f s, max %.2f s" % (a.runs, statistics.median(walls), min(walls), max(walls)))
     print("cores: %d" % os.cpu_count())
 
 
