@@ -146,9 +146,9 @@ _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _ABSENT_RE = re.compile(
     r"\b(?:not|never|nowhere|no(?! other))\b[^.?!\n]{0,60}?\b(?:mention\w*|found|find|stat\w*|appear\w*|present|"
     r"contain\w*|includ\w*|given|provid\w*|exist\w*|listed|specified|there|in the (?:provided )?(?:text|context|document))\b"
-    r"|\b(?:could ?n['’]?t|can ?n?['’]?t|cannot|unable to|fail(?:ed)? to)\b[^.?!\n]{0,30}?\b(?:find|locate|identify|see|determine)\b"
+    r"|\b(?:could ?n['\u2019]?t|can ?n?['\u2019]?t|cannot|unable to|fail(?:ed)? to)\b[^.?!\n]{0,30}?\b(?:find|locate|identify|see|determine)\b"
     r"|\bnone of\b|\bthere (?:is|are|was|were) no\b|\bno (?:such|special|magic|mention|record|number|value|information|needle|entry)\b"
-    r"|\b(?:does|do|did|is|are|was|were|has|have)n['’]t\b", re.I)
+    r"|\b(?:does|do|did|is|are|was|were|has|have)n['\u2019]t\b", re.I)
 _GUESS_RE = re.compile(r"\b(?:guess|might be|could be|may be|probably|likely|perhaps|maybe|closest|best match)\b", re.I)
 
 

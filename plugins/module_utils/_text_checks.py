@@ -291,7 +291,7 @@ def traditional_chinese_findings(content):
 
 # ------------------------------------------------------------------ arithmetic
 
-_NUMBER_RE = re.compile(r"(?<![\w.])-?\d{1,3}(?:[, \u00a0\u202f\u2009'’]\d{3})+(?:\.\d+)?(?![\d])|(?<![\w.])-?\d+(?:\.\d+)?(?![\d])")
+_NUMBER_RE = re.compile(r"(?<![\w.])-?\d{1,3}(?:[, \u00a0\u202f\u2009'\u2019]\d{3})+(?:\.\d+)?(?![\d])|(?<![\w.])-?\d+(?:\.\d+)?(?![\d])")
 _LIST_MARKER_RE = re.compile(r"(?m)^\s*(?:\d{1,2}[.)]|step\s+\d{1,2}\s*[:.)])\s", re.I)
 _OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
 _EXPR_CHARS = re.compile(r"^[\d\s.,+\-*/()]+$")
@@ -301,7 +301,7 @@ def numbers_in(text):
     """[(value, start, end)] of the numbers a text states; thousands separators allowed."""
     out = []
     for m in _NUMBER_RE.finditer(text or ""):
-        raw = re.sub(r"[, \u00a0\u202f\u2009'’]", "", m.group(0))
+        raw = re.sub(r"[, \u00a0\u202f\u2009'\u2019]", "", m.group(0))
         try:
             out.append((float(raw), m.start(), m.end()))
         except ValueError:
@@ -313,7 +313,7 @@ def _eval_expr(expr):
     """The value of a plain arithmetic expression (numbers, + - * / and parentheses), else None."""
     expr = expr.replace("×", "*").replace("·", "*").replace("÷", "/").replace("−", "-")
     expr = re.sub(r"(?<=\d)\s*[xX]\s*(?=\d)", "*", expr)
-    expr = re.sub(r"(?<=\d)[,\u00a0\u202f\u2009'’](?=\d{3}\b)", "", expr).strip()
+    expr = re.sub(r"(?<=\d)[,\u00a0\u202f\u2009'\u2019](?=\d{3}\b)", "", expr).strip()
     if not expr or not _EXPR_CHARS.match(expr):
         return None
 
@@ -338,7 +338,7 @@ def _eval_expr(expr):
 def _equation_chains(text):
     """Chains 'e1 = e2 = ... = en' of plain arithmetic: [(values of each side, (start, end))]."""
     chains = []
-    side = r"[\d \t.,+\-*/()×x·÷−'’\u00a0\u202f\u2009]+"
+    side = r"[\d \t.,+\-*/()×x·÷−'\u2019\u00a0\u202f\u2009]+"
     for m in re.finditer(r"%s(?:(?:=|equals|is)%s)+" % (side, side), text or ""):
         parts = re.split(r"=|equals|is", m.group(0))
         values = [_eval_expr(p) for p in parts]
@@ -383,9 +383,9 @@ def math_findings(content, a, b):
         return [{"signal": "wrong_answer", "field": "content", "excerpt": excerpt(text),
                  "detail": "%d * %d = %d is not stated (the answer states: %s)" % (a, b, a * b, got)}]
     if conflicts:
+        others = ", ".join(sorted(set(fmt(v) for v in conflicts)))
         return [{"signal": "conflicting_answer", "field": "content", "excerpt": excerpt(text),
-                 "detail": "%d * %d = %d is stated, and so is %s" % (a, b, a * b,
-                                                                    ", ".join(sorted(set(fmt(v) for v in conflicts))))}]
+                 "detail": "%d * %d = %d is stated, and so is %s" % (a, b, a * b, others)}]
     return []
 
 

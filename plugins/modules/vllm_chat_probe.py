@@ -13,11 +13,11 @@ version_added: "0.1.0"
 description:
   - The model card's verification checklist, through C(/v1/chat/completions) only (raw completions
     degenerate on this model). A greeting, a Traditional Chinese prompt and simple arithmetic with random
-    operands, checked numerically: the product must be stated and no other result (restated operands and
-    correct working are allowed, thousands separators too).
+    operands, checked numerically. The product must be stated and no other result; restated operands and
+    correct working are allowed, thousands separators too.
   - Every answer goes through a garbage detector over content and reasoning (repeated n-grams, a token or
     character repeated to the end, a low distinct-token ratio, the "scaled-token" signature, token salad
-    across scripts, digit garbage, empty content). The Chinese answer must be Chinese, and Traditional:
+    across scripts, digit garbage, empty content). The Chinese answer must be Chinese, and Traditional,
     judged by the share of Simplified-only characters (OpenCC's tables) among those that tell the scripts apart.
   - Reasoning must be present as C(reasoning) or C(reasoning_content). C(finish_reason=length) with null
     content is reported as "reasoning ran out of budget", never as a pass.

@@ -24,7 +24,7 @@ description:
   - A target that the server's context cannot hold within O(tolerance) is a failure (C(cannot_test)), never
     shrunk silently. Every row records the tokens actually sent (C(usage.prompt_tokens)), checked against
     the sized count, and the latency of each depth.
-  - Optionally a control question about a key that is not in the text: it fails only when the content gives a
+  - Optionally a control question about a key that is not in the text. It fails only when the content gives a
     number as the answer for that key; a clear "not there" passes, also when it lists what the text holds.
 author:
   - glm53.serving contributors (@glm53)

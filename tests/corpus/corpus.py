@@ -5,7 +5,8 @@ import os
 
 import yaml
 
-from testlib import REPO  # noqa: F401  (makes the collection importable)
+# testlib makes this checkout importable as ansible_collections.glm53.serving
+import testlib  # noqa: F401  pylint: disable=unused-import
 from ansible_collections.glm53.serving.plugins.module_utils._needle import score, score_control
 from ansible_collections.glm53.serving.plugins.module_utils._text_checks import chat_findings
 
