@@ -20,6 +20,23 @@ DRIVER_NOT_LOADED_HINT = (
     "(580 or newer for CUDA 13), reboot or `modprobe nvidia`, and check `nvidia-smi` by hand.")
 
 
+# What nvidia-smi prints when a GPU fell off the bus (Xid 79) or its driver is too old to know a field.
+LOST_GPU_RE = re.compile(r"Unable to determine the device handle for (?:GPU)?\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])")
+UNKNOWN_FIELD_RE = re.compile(r'Field "([^"]+)" is not a valid field to query')
+
+
+def lost_gpu_message(bus_ids):
+    return ("GPU(s) at %s are lost: nvidia-smi cannot get a device handle for them (the GPU fell off the bus; "
+            "look for Xid 79 in dmesg). Reset the GPU (nvidia-smi -r) or reboot the host before deploying."
+            % ", ".join(normalise_bus_id(b) for b in bus_ids))
+
+
+def old_driver_message(field):
+    return ("the NVIDIA driver is too old to be queried: its nvidia-smi does not know the field %r (added in "
+            "newer drivers). Upgrade the driver to the 580 series or newer (the card's CUDA 13 toolchain needs it)."
+            % field)
+
+
 class NvidiaSmiParseError(ValueError):
     pass
 

@@ -100,7 +100,12 @@ from ansible_collections.glm53.serving.plugins.module_utils._nvidia_smi import (
     APP_QUERY_FIELDS,
     DRIVER_NOT_LOADED_HINT,
     GPU_QUERY_FIELDS,
+    LOST_GPU_RE,
     NvidiaSmiParseError,
+    UNKNOWN_FIELD_RE,
+    lost_gpu_message,
+    normalise_bus_id,
+    old_driver_message,
     parse_apps,
     parse_gpus,
 )
@@ -109,12 +114,18 @@ from ansible_collections.glm53.serving.plugins.module_utils._nvidia_smi import (
 def _query(module, binary, query, fields):
     cmd = [binary, "--%s=%s" % (query, ",".join(fields)), "--format=csv,noheader,nounits"]
     rc, out, err = module.run_command(cmd)
+    text = ("%s\n%s" % (out or "", err or "")).strip()
+    lost = LOST_GPU_RE.findall(text)
+    if lost:
+        module.fail_json(msg=lost_gpu_message(lost), rc=rc, lost_gpus=[normalise_bus_id(b) for b in lost])
     if rc != 0:
-        text = (err or out or "").strip()
         if "couldn't communicate with the NVIDIA driver" in text or rc == 9:
             module.fail_json(msg="%s (nvidia-smi exit %d: %s)" % (DRIVER_NOT_LOADED_HINT, rc, text), rc=rc)
         if "No devices were found" in text:
             return ""
+        field = UNKNOWN_FIELD_RE.search(text)
+        if field:
+            module.fail_json(msg=old_driver_message(field.group(1)), rc=rc)
         module.fail_json(msg="`%s` failed with exit %d: %s" % (" ".join(cmd), rc, text), rc=rc)
     if "No devices were found" in out or "No running processes found" in out:
         return ""

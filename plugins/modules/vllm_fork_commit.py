@@ -26,11 +26,16 @@ options:
     type: path
     required: true
   minimum_commit:
-    description: HEAD must be this commit or a descendant of it.
+    description:
+      - HEAD must be this commit or a descendant of it.
+      - A git object name of 7 to 40 hex digits; a branch, tag or other ref is refused (it moves).
     type: str
     required: true
   required_commits:
-    description: Commits that must be in HEAD's history, each a hash or a dict with C(commit) and C(name).
+    description:
+      - Commits that must be in HEAD's history, each a hash or a dict with C(commit) and C(name).
+      - Each a git object name of 7 to 40 hex digits, as for O(minimum_commit).
+      - In a shallow clone whose history cannot prove them, the module says so instead of calling them missing.
     type: list
     elements: raw
     default: []
@@ -95,6 +100,11 @@ missing_commits:
   type: list
   elements: str
   sample: ["1358bbd8c (mHC fused-norm fix)"]
+shallow:
+  description: Whether the checkout is a shallow clone (its history may not prove ancestry).
+  returned: always
+  type: bool
+  sample: false
 dirty:
   description: Whether tracked files are modified.
   returned: always
@@ -157,6 +167,9 @@ print(json.dumps(out))
 """
 
 
+HEX_PIN = re.compile(r"^[0-9a-fA-F]{7,40}$")
+
+
 class ForkCheck(object):
     def __init__(self, module):
         self.module = module
@@ -204,6 +217,14 @@ def main():
     if not os.path.isdir(os.path.join(p["path"], ".git")) and not os.path.isfile(os.path.join(p["path"], ".git")):
         module.fail_json(msg="%s is not a git checkout of the vLLM fork (clone it first; the vllm_fork role does)"
                              % p["path"])
+    pins = [("minimum_commit", p["minimum_commit"])] + [
+        ("required_commits", str(item.get("commit", "")) if isinstance(item, dict) else str(item))
+        for item in p["required_commits"]]
+    refs = ["%s %r" % (name, value) for name, value in pins if not HEX_PIN.match(value)]
+    if refs:
+        module.fail_json(msg="not commits: %s. Pin git object names of 7 to 40 hex digits (git rev-parse --short=10 "
+                             "<ref>): a branch, a tag, HEAD or origin/... moves, and any checkout would pass"
+                             % ", ".join(refs))
     g = ForkCheck(module)
     head = g.resolve("HEAD")
     if head is None:
@@ -226,6 +247,9 @@ def main():
                             "and will produce garbage; check out the fork's branch (sm89-longctx-fix-v2) at %s or newer"
                             % (head[:10], branch or "detached", p["minimum_commit"], p["minimum_commit"]))
 
+    rc, shallow, _e = g.git("rev-parse", "--is-shallow-repository")
+    shallow = rc == 0 and shallow.strip() == "true"
+
     missing = []
     for item in p["required_commits"]:
         if isinstance(item, dict):
@@ -241,6 +265,11 @@ def main():
                         "(the model card: verify both the mHC kernel fix and the long-context graph fix)"
                         % ", ".join(missing))
 
+    if shallow and (minimum is None or not descends or missing):
+        problems = ["cannot prove ancestry in a shallow clone: %s has a truncated history, so the minimum commit and "
+                    "the fix commits may be in the fork yet not here. Fetch the full history (git -C %s fetch "
+                    "--unshallow) and run again" % (p["path"], p["path"])]
+
     rc, status, _e = g.git("status", "--porcelain", "--untracked-files=no")
     dirty_files = [line[3:] for line in status.splitlines() if line.strip()]
     if dirty_files and not p["allow_dirty"]:
@@ -248,7 +277,7 @@ def main():
                         "commit or discard them (git -C %s stash), or set allow_dirty"
                         % (", ".join(dirty_files[:5]), p["path"]))
 
-    result = dict(changed=False, head=head, head_short=head[:10], branch=branch, minimum_commit=minimum,
+    result = dict(changed=False, head=head, head_short=head[:10], branch=branch, minimum_commit=minimum, shallow=shallow,
                   equals_minimum=equals, descends_from_minimum=descends, missing_commits=missing,
                   dirty=bool(dirty_files), dirty_files=dirty_files)
 

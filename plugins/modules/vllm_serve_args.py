@@ -15,8 +15,11 @@ description:
     C(validate_parsed_serve_args), and looks the reasoning and tool-call parser names up in vLLM's registries
     (vLLM 0.28 accepts an unknown C(--reasoning-parser) at parse time and fails only at start-up, after minutes
     of loading).
-  - Fails in seconds, before any restart, on an unknown flag, bad JSON, an invalid value or an unknown parser;
-    reports the parsed values otherwise.
+  - Fails in seconds, before any restart, on an unknown flag, bad JSON, an invalid value or an unknown parser,
+    and when an extra word sets a managed flag (compared by meaning, the parsed namespaces with and without
+    the extra words); reports the parsed values otherwise.
+  - An exception other than argparse's own (a C(KeyError) from an unknown C(cudagraph_mode), say) is reported
+    as vLLM's refusal, with the value and the flag that carries it.
 author:
   - glm53.serving contributors (@glm53)
 options:
@@ -29,6 +32,20 @@ options:
     type: list
     elements: str
     required: true
+  extra_argv:
+    description:
+      - Extra words appended after O(argv) (a role's escape hatch for flags it does not manage).
+      - The command checked is O(argv) followed by these words.
+    type: list
+    elements: str
+    default: []
+  managed:
+    description:
+      - Argparse destinations the caller manages, each mapped to the variable that sets it.
+      - When O(extra_argv) changes the parsed value of one of them (a repeated flag, a prefix such as
+        C(--max-model), C(--flag=value), a short form), the module fails and names the variable to use instead.
+    type: dict
+    default: {}
   environment:
     description: Extra environment for the check (for example C(VLLM_TARGET_DEVICE=cpu) on a host without GPUs).
     type: dict
@@ -52,6 +69,12 @@ parsed:
   returned: success
   type: dict
   sample: {served_model_name: [glm53-flash-awq], max_model_len: 524288, reasoning_parser: glm47}
+managed_conflict:
+  description: The managed destinations the extra words would change (on failure).
+  returned: failure
+  type: list
+  elements: str
+  sample: [max_model_len]
 vllm_version:
   description: The installed vLLM's version.
   returned: always
@@ -71,7 +94,38 @@ _CHECK = r"""
 import contextlib, io, json, sys
 
 
-def check(argv, out):
+def parse(parser, argv, out):
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            return parser.parse_args(argv)
+    except SystemExit:
+        lines = [line.strip() for line in err.getvalue().strip().splitlines()] or ["unknown"]
+        first = max([i for i, line in enumerate(lines) if ": error: " in line] or [len(lines) - 1])
+        out["error"] = " ".join(lines[first:])[:2000]  # argparse's message; pydantic's spans several lines
+    except Exception as exc:  # vLLM's own code raising while it converts a value (KeyError for a bad enum)
+        out["error"] = refusal(exc, argv)
+    return None
+
+
+def refusal(exc, argv):
+    value = exc.args[0] if exc.args else ""
+    where = ""
+    if isinstance(value, str) and value:
+        for i, word in enumerate(argv):
+            if value in word:
+                flag = word.split("=", 1)[0] if word.startswith("-") else (argv[i - 1] if i else word)
+                where = " in %s %s" % (flag, word if not word.startswith("-") else "")
+                break
+    return "it raised %s(%r) while reading the command: %r is not a value it knows%s" % (
+        type(exc).__name__, value, value, where.rstrip())
+
+
+def comparable(value):
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def check(argv, extra, managed, out):
     sys.argv = ["vllm serve"]  # the program name in argparse's messages
     import vllm
     out["version"] = getattr(vllm, "__version__", None)
@@ -81,16 +135,27 @@ def check(argv, out):
     except ImportError:
         from vllm.utils import FlexibleArgumentParser
     parser = make_arg_parser(FlexibleArgumentParser())
-    err = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(err):
-            args = parser.parse_args(argv)
-    except SystemExit:
-        lines = [line.strip() for line in err.getvalue().strip().splitlines()] or ["unknown"]
-        first = max([i for i, line in enumerate(lines) if ": error: " in line] or [len(lines) - 1])
-        out["error"] = " ".join(lines[first:])[:2000]  # argparse's message; pydantic's spans several lines
+    args = parse(parser, argv + extra, out)
+    if args is None:
         return
-    validate_parsed_serve_args(args)
+    if extra:
+        base = parse(make_arg_parser(FlexibleArgumentParser()), argv, out)
+        if base is None:
+            return
+        changed = sorted(k for k in managed
+                         if comparable(getattr(base, k, None)) != comparable(getattr(args, k, None)))
+        if changed:
+            out["error"] = "; ".join(
+                "the extra arguments %s set %s (%s instead of %s), which is managed: set %s instead" % (
+                    " ".join(extra), k, comparable(getattr(args, k, None)), comparable(getattr(base, k, None)),
+                    managed[k]) for k in changed)
+            out["managed_conflict"] = changed
+            return
+    try:
+        validate_parsed_serve_args(args)
+    except Exception as exc:
+        out["error"] = "%s: %s" % (type(exc).__name__, exc)
+        return
     problems = []
     for attr, modules, manager, getter in (
             ("reasoning_parser", ["vllm.reasoning"], "ReasoningParserManager", "get_reasoning_parser"),
@@ -119,7 +184,7 @@ def check(argv, out):
     if problems:
         out["error"] = "; ".join(problems)
         return
-    given = set(a.split("=", 1)[0].lstrip("-").replace("-", "_") for a in argv if a.startswith("--"))
+    given = set(a.split("=", 1)[0].lstrip("-").replace("-", "_") for a in argv + extra if a.startswith("--"))
     given.add("model_tag")
     out["parsed"] = dict((k, v) for k, v in vars(args).items()
                          if k in given or k.replace("enable_", "") in given or "no_" + k in given)
@@ -128,7 +193,8 @@ def check(argv, out):
 
 result = {"ok": False, "error": None, "parsed": {}, "version": None}
 try:
-    check(json.loads(sys.argv[1]), result)
+    request = json.loads(sys.argv[1])
+    check(request["argv"], request["extra"], request["managed"], result)
 except (TypeError, ValueError) as exc:
     result["error"] = "%s: %s" % (type(exc).__name__, exc)
 print("GLM53-SERVE-ARGS " + json.dumps(result, default=str))
@@ -140,6 +206,8 @@ def main():
         argument_spec=dict(
             venv=dict(type="path", required=True),
             argv=dict(type="list", elements="str", required=True),
+            extra_argv=dict(type="list", elements="str", default=[]),
+            managed=dict(type="dict", default={}),
             environment=dict(type="dict", default={}),
         ),
         supports_check_mode=True,
@@ -150,7 +218,8 @@ def main():
         module.fail_json(msg="no venv at %s (build it with the venv and vllm_fork roles)" % p["venv"])
     env = dict(os.environ)
     env.update(dict((k, str(v)) for k, v in p["environment"].items()))
-    rc, out, err = module.run_command([python, "-c", _CHECK, json.dumps(p["argv"])], environ_update=env)
+    request = {"argv": p["argv"], "extra": p["extra_argv"], "managed": p["managed"]}
+    rc, out, err = module.run_command([python, "-c", _CHECK, json.dumps(request)], environ_update=env)
     lines = [line[len(_MARK):] for line in out.splitlines() if line.startswith(_MARK)]
     try:
         result = json.loads(lines[-1])
@@ -159,7 +228,7 @@ def main():
             p["venv"], rc, (err or out).strip()[-2000:]))
     if not result["ok"]:
         module.fail_json(msg="vLLM (%s) refuses this serve command: %s" % (result.get("version"), result["error"]),
-                         vllm_version=result.get("version"))
+                         vllm_version=result.get("version"), managed_conflict=result.get("managed_conflict", []))
     module.exit_json(changed=False, parsed=result["parsed"], vllm_version=result.get("version"))
 
 

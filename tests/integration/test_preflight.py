@@ -62,7 +62,8 @@ def test_good_host_passes_and_records_evidence(tmp_path):
     record = json.loads(evidence.read_text())
     assert record["skipped"] == ["build_tools"] and "build_tools" not in record["passed"]
     assert record["deferred"] == ["cuda_toolkit"] and "cuda_toolkit" not in record["passed"]
-    assert record["passed"] == ["gpu_driver", "gpu_compute_capability", "gpu_count", "gpu_foreign_processes", "shm",
+    assert record["passed"] == ["gpu_driver", "gpu_compute_capability", "gpu_memory", "gpu_count",
+                                "gpu_foreign_processes", "shm",
                                 "disk", "memory", "python", "serve_port"]
     assert "gpu_compute_capability" in record["passed"] and record["compute_capabilities"] == ["8.9"]
     assert record["gpus"] == ["NVIDIA L40S"] * 8 and record["driver_version"] == "580.159.04"
@@ -104,6 +105,14 @@ BAD_HOSTS = {
     "no_system_nvcc": ({"preflight_cuda_toolkit": "system", "preflight_nvcc": "/nonexistent/nvcc"},
                        ["preflight_nvcc=/nonexistent/nvcc is not an executable"]),
     "unknown_skip": ({"preflight_skip_checks": ["gpu_cout"]}, ["preflight_skip_checks", "gpu_cout"]),
+    "hidden_gpu_memory": ({"case": "l40s-8x-hidden-memory"},
+                          ["GPU(s) 3 (00000000:48:00.0, 30112 MiB in use)", "lists no process",
+                           "another container or PID namespace"]),
+    "small_gpus": ({"case": "rtx4090-8x"}, ["24564 MiB", "preflight_gpu_min_memory_mib=40960", "RTX 4090"]),
+    "driver_too_old_to_query": ({"case": "driver-470-no-compute-cap"},
+                                ["driver is too old to be queried", "'compute_cap'", "580 series"]),
+    "lost_gpu": ({"case": "lost-gpu"}, ["GPU(s) at 00000000:3B:00.0 are lost", "Xid 79"]),
+    "no_gpu": ({"case": "no-gpu"}, ["No GPU found"]),
 }
 
 

@@ -131,3 +131,41 @@ def test_no_vllm_in_the_venv(run_module, checkout, tmp_path):
 def test_not_a_checkout(run_module, tmp_path):
     r = run_module(vllm_fork_commit, {"path": str(tmp_path), "minimum_commit": "f2935ce322"})
     assert r.failed and "is not a git checkout" in r["msg"]
+
+
+@pytest.mark.parametrize("pin", ["HEAD", "sm89-longctx-fix-v2", "origin/sm89-longctx-fix-v2", "v0.28.0", "HEAD~1",
+                                 "f2935ce", "f2935c", "", "f2935ce322 ", "zz935ce322"])
+def test_refs_and_malformed_pins_are_refused(run_module, checkout, pin):
+    path, commits = checkout
+    if pin == "f2935ce":  # seven hex digits: a valid pin shape, refused only because this fixture lacks it
+        r = run_module(vllm_fork_commit, {"path": str(path), "minimum_commit": pin})
+        assert r.failed and "not in this checkout" in r["msg"]
+        return
+    r = run_module(vllm_fork_commit, {"path": str(path), "minimum_commit": pin})
+    assert r.failed and "not commits: minimum_commit %r" % pin in r["msg"] and "7 to 40 hex digits" in r["msg"]
+    required = run_module(vllm_fork_commit, {"path": str(path), "minimum_commit": commits["minimum"][:10],
+                                             "required_commits": [{"commit": pin or "main", "name": "fix"}]})
+    assert required.failed and "required_commits" in required["msg"] and "not commits" in required["msg"]
+
+
+def test_a_shallow_clone_is_named_as_such(run_module, fixtures, tmp_path):
+    dest, commits = fixtures
+    path = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "-b", "sm89-longctx-fix-v2",
+                    "file://" + str(dest / "vllm-glm53.git"), str(path)], check=True)
+    r = run_module(vllm_fork_commit, args(path, commits))
+    assert r.failed and r["shallow"] is True
+    assert "cannot prove ancestry in a shallow clone" in r["msg"] and "fetch --unshallow" in r["msg"]
+    assert "mistyped" not in r["msg"] and "missing from HEAD" not in r["msg"]
+    git(path, "fetch", "-q", "--unshallow")
+    r = run_module(vllm_fork_commit, args(path, commits))
+    assert not r.failed and r["shallow"] is False, r.get("msg")
+
+
+def test_a_worktree_is_proved_like_a_clone(run_module, checkout, tmp_path):
+    path, commits = checkout
+    wt = tmp_path / "worktree"
+    git(path, "worktree", "add", "-q", "--detach", str(wt), commits["minimum"])
+    r = run_module(vllm_fork_commit, args(wt, commits))
+    assert r["branch"] is None and r["equals_minimum"] is True
+    assert r["failed"] if r["missing_commits"] else not r.failed

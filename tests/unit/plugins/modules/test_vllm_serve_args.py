@@ -56,3 +56,40 @@ def test_auto_tool_choice_without_parser(run_module):
 def test_missing_venv(run_module, tmp_path):
     r = run_module(vllm_serve_args, {"venv": str(tmp_path), "argv": CARD})
     assert r.failed and "no venv at" in r["msg"]
+
+
+MANAGED = {"max_model_len": "serve_max_model_len", "kv_cache_dtype": "serve_kv_cache_dtype",
+           "enforce_eager": "serve_enforce_eager", "host": "serve_host", "api_key": "serve_api_key",
+           "compilation_config": "serve_compilation_config", "tensor_parallel_size": "serve_tensor_parallel_size"}
+
+
+@pytest.mark.parametrize("extra,dest", [
+    (["--max-model-len", "1048576"], "max_model_len"),
+    (["--max-model", "1M"], "max_model_len"),           # an argparse prefix
+    (["--max_model_len=1000000"], "max_model_len"),     # underscores and =value
+    (["--kv-cache-dtype=fp8"], "kv_cache_dtype"),
+    (["--enforce-eager"], "enforce_eager"),
+    (["--host", "10.0.0.1"], "host"),
+    (["--api-key", "hunter2"], "api_key"),
+    (["-cc", '{"cudagraph_mode": "NONE"}'], "compilation_config"),
+    (["-tp", "4"], "tensor_parallel_size"),
+])
+def test_extra_words_that_set_a_managed_flag_are_refused_by_meaning(run_module, extra, dest):
+    r = run_module(vllm_serve_args, {"venv": sys.prefix, "argv": CARD, "extra_argv": extra, "managed": MANAGED})
+    assert r.failed and r["managed_conflict"] == [dest], r["msg"]
+    assert "set %s instead" % MANAGED[dest] in r["msg"]
+
+
+def test_extra_words_for_unmanaged_flags_pass(run_module):
+    r = run_module(vllm_serve_args, {"venv": sys.prefix, "argv": CARD, "managed": MANAGED,
+                                     "extra_argv": ["--max-num-seqs", "64", "--seed", "7", "--max-model-len", "524288"]})
+    assert not r.failed, r["msg"]
+    assert r["parsed"]["max_num_seqs"] == 64 and r["parsed"]["max_model_len"] == 524288
+
+
+def test_an_exception_inside_the_parser_is_named_as_a_refusal(run_module):
+    argv = list(CARD)
+    argv[argv.index("--compilation-config") + 1] = '{"cudagraph_mode": "FULL_DECODE_ONLYY"}'
+    r = run(run_module, argv)
+    assert r.failed and "KeyError('FULL_DECODE_ONLYY')" in r["msg"] and "--compilation-config" in r["msg"], r["msg"]
+    assert "Traceback" not in r["msg"]

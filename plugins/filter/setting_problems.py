@@ -1,0 +1,152 @@
+# -*- coding: utf-8 -*-
+# Copyright: glm53.serving contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+name: setting_problems
+short_description: Check role settings against shape and range rules, and say what is wrong
+version_added: "0.1.0"
+description:
+  - Takes a list of checks, each naming a variable, its value and a rule, and returns one plain message per
+    setting that breaks its rule, naming the variable, the value and the fix. An empty list means every
+    setting is fine.
+  - The roles' C(validate.yml) entry points use it before anything changes on a host.
+  - "Rules: C(port) (1-65535), C(positive) (a number above 0), C(fraction) (above 0, at most 1),
+    C(int_min) (an integer of at least C(min)), C(int_range) (C(min) to C(max)), C(abs_path) (an absolute
+    path with no C(..) or newline), C(hex_commit) (a git object name of 7 to 40 hex digits, never a ref),
+    C(nonblank) (a string with something other than spaces, and no line break), C(url) (http or https with a
+    host), C(serial) (a batch size of at least 1, or a percentage above 0 and at most 100)."
+positional: _input
+options:
+  _input:
+    description:
+      - The checks, each C({name, value, rule}) with optional C(min), C(max) and C(hint).
+      - With C(values) (a list) instead of C(value), every element is checked and named C(name[i]).
+      - With C(secret=true), the value is never put in a message.
+    type: list
+    elements: dict
+    required: true
+author:
+  - glm53.serving contributors (@glm53)
+"""
+
+EXAMPLES = r"""
+- name: Refuse bad settings
+  ansible.builtin.assert:
+    that: __problems | length == 0
+    fail_msg: "{{ __problems | join(' ') }}"
+  vars:
+    __problems: >-
+      {{ [{'name': 'serve_port', 'value': serve_port, 'rule': 'port'}] | glm53.serving.setting_problems }}
+"""
+
+RETURN = r"""
+_value:
+  description: One message per setting that breaks its rule.
+  type: list
+  elements: str
+"""
+
+import json
+import re
+
+from ansible.errors import AnsibleFilterError
+
+_HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
+_URL = re.compile(r"^https?://[^/\s:]+(:\d{1,5})?(/\S*)?$")
+
+
+def _number(value):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    try:
+        text = str(value).strip()
+        return int(text) if re.match(r"^-?\d+$", text) else float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def _integer(value):
+    n = _number(value)
+    return n if isinstance(n, int) or (isinstance(n, float) and n.is_integer()) else None
+
+
+def _problem(check):
+    """The message for one check, or None when the value keeps its rule."""
+    name, value, rule = check["name"], check.get("value"), check["rule"]
+    shown = "(hidden)" if check.get("secret") else json.dumps(value, default=str)
+    if rule == "port":
+        n = _integer(value)
+        if n is None or not 1 <= n <= 65535:
+            return "%s=%s is not a TCP port: use a whole number from 1 to 65535." % (name, shown)
+    elif rule == "positive":
+        n = _number(value)
+        if n is None or n <= 0:
+            return "%s=%s must be a number above 0 (a timeout, a delay or a size)." % (name, shown)
+    elif rule == "fraction":
+        n = _number(value)
+        if n is None or not 0 < n <= 1:
+            return "%s=%s must be a fraction above 0 and at most 1 (0.94 is the card's)." % (name, shown)
+    elif rule in ("int_min", "int_range"):
+        n = _integer(value)
+        low, high = check.get("min"), check.get("max")
+        if n is None or (low is not None and n < low) or (high is not None and n > high):
+            if rule == "int_range":
+                return "%s=%s must be a whole number from %s to %s." % (name, shown, low, high)
+            return "%s=%s must be a whole number of at least %s." % (name, shown, low)
+    elif rule == "abs_path":
+        if not isinstance(value, str) or not value.startswith("/") or "\n" in value \
+                or ".." in value.split("/") or value.strip() != value:
+            return "%s=%s must be an absolute path (starting with /, no '..', no spaces around it)." % (name, shown)
+    elif rule == "hex_commit":
+        if not isinstance(value, str) or not _HEX.match(value):
+            return ("%s=%s is not a commit: pin a git object name of 7 to 40 hex digits (git rev-parse --short=10 "
+                    "<ref>), never a branch, tag or HEAD, which move." % (name, shown))
+    elif rule == "nonblank":
+        if not isinstance(value, str) or not value.strip() or "\n" in value or "\r" in value \
+                or value.strip() != value:
+            return "%s=%s must be a non-blank string with no line break and no spaces around it." % (name, shown)
+    elif rule == "url":
+        if not isinstance(value, str) or not _URL.match(value):
+            return "%s=%s must be an http:// or https:// URL with a host (http://127.0.0.1:8000)." % (name, shown)
+    elif rule == "serial":
+        text = str(value).strip()
+        if text.endswith("%"):
+            n = _number(text[:-1])
+            ok = n is not None and 0 < n <= 100
+        else:
+            n = _integer(text)
+            ok = n is not None and n >= 1
+        if not ok:
+            return ("%s=%s must be a batch size of at least 1 or a percentage such as 25%%: 0 or a negative value "
+                    "puts the whole fleet in one batch and stops every engine at once." % (name, shown))
+    else:
+        raise AnsibleFilterError("setting_problems: unknown rule %r for %s" % (rule, name))
+    return None
+
+
+def setting_problems(checks):
+    if not isinstance(checks, list):
+        raise AnsibleFilterError("setting_problems expects a list of {name, value, rule}")
+    out = []
+    for check in checks:
+        if "values" in check:
+            values = check["values"] if isinstance(check["values"], list) else [check["values"]]
+            singles = [dict(check, name="%s[%d]" % (check["name"], i), value=v) for i, v in enumerate(values)]
+        else:
+            singles = [check]
+        for single in singles:
+            msg = _problem(single)
+            if msg:
+                out.append(msg + (" " + check["hint"] if check.get("hint") else ""))
+    return out
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"setting_problems": setting_problems}
