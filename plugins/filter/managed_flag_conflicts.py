@@ -78,9 +78,10 @@ def managed_flag_conflicts(extra, managed, source="serve_extra_args"):
         if not word.startswith("-") or word in ("-", "--"):
             continue
         hits = [m for m in managed if any(_matches(word, f) for f in m["flags"])]
+        shown = word.split("=", 1)[0] + ("=..." if "=" in word else "")  # a value may be a secret
         for m in hits:
             out.append("%s has %r, which sets %s: the role manages that flag (an extra copy would override it and "
-                       "every guard on it). Set %s instead." % (source, word, m["flags"][0], m["variable"]))
+                       "every guard on it). Set %s instead." % (source, shown, m["flags"][0], m["variable"]))
     return out
 
 

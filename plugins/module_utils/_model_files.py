@@ -4,7 +4,8 @@
 """Verify a safetensors checkpoint: shards present, sizes as their headers say, SHA-256 as a manifest says.
 
 Private to glm53.serving; standard library only. Hashes run in threads (hashlib releases the GIL on
-large reads) and are cached by (path, size, mtime_ns), so an unchanged model re-verifies in seconds.
+large reads) and are cached by (path, size, mtime_ns, inode, ctime_ns), so an unchanged model re-verifies in
+seconds, and a file replaced with `cp -p` or edited with its mtime put back is hashed again.
 """
 
 from __future__ import annotations
@@ -24,8 +25,43 @@ _READ = 8 * 1024 * 1024
 _MAX_HEADER = 100 * 1024 * 1024
 
 
+# Bytes per element of each safetensors dtype (the format's own table).
+DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U64": 8, "U32": 4,
+               "U16": 2, "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1}
+
+
 class ModelError(Exception):
     pass
+
+
+def check_tensors(header):
+    """The format's rules: each tensor's shape x dtype size is its data span, and the spans tile the buffer."""
+    spans = []
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            start, end = int(info["data_offsets"][0]), int(info["data_offsets"][1])
+            shape, dtype = list(info["shape"]), info["dtype"]
+        except (KeyError, TypeError, IndexError, ValueError):
+            raise ModelError("tensor %s lacks dtype, shape or data_offsets" % name)
+        if dtype not in DTYPE_BYTES:
+            raise ModelError("tensor %s has an unknown dtype %r" % (name, dtype))
+        count = 1
+        for dim in shape:
+            if not isinstance(dim, int) or dim < 0:
+                raise ModelError("tensor %s has a bad shape %s" % (name, shape))
+            count *= dim
+        if end - start != count * DTYPE_BYTES[dtype] or start < 0:
+            raise ModelError("tensor %s: shape %s of %s is %d bytes, its data_offsets span %d" % (
+                name, shape, dtype, count * DTYPE_BYTES[dtype], end - start))
+        spans.append((start, end, name))
+    position = 0
+    for start, end, name in sorted(spans):
+        if start != position:
+            raise ModelError("tensor %s starts at byte %d, where %d was expected (a hole or an overlap in the data)"
+                             % (name, start, position))
+        position = end
 
 
 def read_header(path):
@@ -52,6 +88,7 @@ def read_header(path):
             end = max(end, int(info["data_offsets"][1]))
         except (KeyError, TypeError, IndexError, ValueError):
             raise ModelError("tensor %s has no data_offsets" % name)
+    check_tensors(header)
     return header, 8 + n + end, end
 
 
@@ -59,11 +96,17 @@ def load_index(model_dir):
     """Return (weight_map or None, index metadata, shard names in order)."""
     index_path = os.path.join(model_dir, INDEX_NAME)
     if os.path.exists(index_path):
-        with open(index_path) as f:
-            index = json.load(f)
+        try:
+            with open(index_path) as f:
+                index = json.load(f)
+        except ValueError as exc:
+            raise ModelError("%s is not JSON: %s" % (index_path, exc))
+        if not isinstance(index, dict):
+            raise ModelError("%s is not a JSON object" % index_path)
         weight_map = index.get("weight_map") or {}
-        if not weight_map:
-            raise ModelError("%s has no weight_map" % INDEX_NAME)
+        if not isinstance(weight_map, dict) or not weight_map \
+                or not all(isinstance(v, str) and v and "/" not in v for v in weight_map.values()):
+            raise ModelError("%s has no weight_map of tensor names to shard file names" % index_path)
         shards = sorted(set(weight_map.values()))
         return weight_map, index.get("metadata") or {}, shards
     if os.path.exists(os.path.join(model_dir, SINGLE_NAME)):
@@ -119,7 +162,7 @@ def save_cache(path, cache):
     os.replace(tmp, path)
 
 
-def check_config(model_dir, architecture, model_type, quant_method):
+def check_config(model_dir, architecture, model_type, quant_method, quant_bits=None):
     """Return (summary, problems) for config.json."""
     problems = []
     try:
@@ -144,16 +187,25 @@ def check_config(model_dir, architecture, model_type, quant_method):
     if quant_method and (summary["quant_method"] or "").lower() != quant_method.lower():
         problems.append("config.json quantization_config.quant_method is %r, expected %r (this profile serves the "
                         "AWQ INT4 checkpoint)" % (summary["quant_method"], quant_method))
+    if quant_bits and summary["bits"] != quant_bits:
+        problems.append("config.json quantization_config.bits is %r, expected %d (the card's checkpoint is INT%d)"
+                        % (summary["bits"], quant_bits, quant_bits))
     return summary, problems
 
 
+def cache_key(st):
+    """What must stay the same for a cached digest to stand: a copy with `cp -p` changes the inode, an
+    edit with its mtime put back changes the ctime."""
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino, "ctime_ns": st.st_ctime_ns}
+
+
 def verify(model_dir, manifest=None, cache_path=None, workers=4, write_cache=True,
-           architecture=None, model_type=None, quant_method=None):
+           architecture=None, model_type=None, quant_method=None, quant_bits=None):
     t0 = time.monotonic()
     result = {"missing": [], "truncated": [], "corrupt": [], "problems": [], "hashed": 0, "cache_hits": 0}
     if not os.path.isdir(model_dir):
         raise ModelError("%s is not a directory" % model_dir)
-    result["config"], result["problems"] = check_config(model_dir, architecture, model_type, quant_method)
+    result["config"], result["problems"] = check_config(model_dir, architecture, model_type, quant_method, quant_bits)
     weight_map, metadata, shards = load_index(model_dir)
     result["shards"] = shards
     total_tensor_bytes = 0
@@ -201,7 +253,7 @@ def verify(model_dir, manifest=None, cache_path=None, workers=4, write_cache=Tru
             path = os.path.realpath(os.path.join(model_dir, name))
             st = os.stat(path)
             hit = cache.get(path)
-            if hit and hit.get("size") == st.st_size and hit.get("mtime_ns") == st.st_mtime_ns:
+            if hit and all(hit.get(k) == v for k, v in cache_key(st).items()):
                 digests[name] = hit["sha256"]
                 result["cache_hits"] += 1
             else:
@@ -209,13 +261,15 @@ def verify(model_dir, manifest=None, cache_path=None, workers=4, write_cache=Tru
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
             for (name, path, st), digest in zip(todo, pool.map(lambda item: sha256_file(item[1]), todo)):
                 digests[name] = digest
-                cache[path] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
+                cache[path] = dict(cache_key(st), sha256=digest)
         result["hashed"] = len(todo)
         for name, digest in sorted(digests.items()):
             if digest != manifest[name].lower():
                 result["corrupt"].append("%s: sha256 %s, the manifest says %s" % (name, digest, manifest[name]))
         if cache_path and write_cache and todo:
             save_cache(cache_path, cache)
+    result["checked"] = ("sizes, headers and SHA-256 against the reference digests" if manifest
+                         else "sizes and headers only (no reference digests were given)")
     result["elapsed_s"] = round(time.monotonic() - t0, 3)
     result["ok"] = not (result["missing"] or result["truncated"] or result["corrupt"] or result["problems"])
     return result

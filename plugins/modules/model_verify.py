@@ -13,11 +13,13 @@ version_added: "0.1.0"
 description:
   - Reads C(model.safetensors.index.json) (or a single C(model.safetensors)) and checks that every shard it
     names is present and exactly as long as its own safetensors header says (a truncated download is caught
-    without hashing), that each shard holds the tensors the index puts there, and that the index's
-    C(total_size) matches.
-  - Checks C(config.json) for the expected architecture, model type and quantization method (AWQ).
+    without hashing), that every tensor's shape times its dtype size equals its data span and the spans tile
+    the data without holes or overlaps (the format's own rule), that each shard holds the tensors the index
+    puts there, and that the index's C(total_size) matches. A malformed index is named by its path.
+  - Checks C(config.json) for the expected architecture, model type, quantization method (AWQ) and bits (4).
   - With a checksum manifest, hashes every shard (SHA-256, in parallel) and compares. Digests are cached by
-    (path, size, mtime), so an unchanged model re-verifies in seconds.
+    (path, size, mtime, inode, ctime), so an unchanged model re-verifies in seconds and a replaced or
+    re-dated file is hashed again. Without one, the result says it proved sizes and headers only.
   - Fails listing every missing, truncated or corrupt shard by name.
 author:
   - glm53.serving contributors (@glm53)
@@ -45,6 +47,10 @@ options:
     description: The C(quantization_config.quant_method) config.json must have; empty to skip.
     type: str
     default: awq
+  quant_bits:
+    description: The C(quantization_config.bits) config.json must have (the card's AWQ INT4 is 4); 0 to skip.
+    type: int
+    default: 4
   cache_file:
     description: Where digests are cached (only written outside check mode, and only when something was hashed).
     type: path
@@ -117,6 +123,11 @@ cache_hits:
   returned: always
   type: int
   sample: 0
+checked:
+  description: What was proved, saying so when no reference digests were given.
+  returned: success
+  type: str
+  sample: sizes, headers and SHA-256 against the reference digests
 elapsed_s:
   description: Seconds spent.
   returned: always
@@ -141,6 +152,7 @@ def main():
             architecture=dict(type="str", default="Glm5NextForCausalLM"),
             model_type=dict(type="str", default="glm5_next"),
             quant_method=dict(type="str", default="awq"),
+            quant_bits=dict(type="int", default=4),
             cache_file=dict(type="path", default="/var/cache/glm53/model-verify.json"),
             workers=dict(type="int", default=4),
         ),
@@ -155,7 +167,7 @@ def main():
                 manifest = parse_manifest_text(f.read())
         result = verify(p["path"], manifest=manifest, cache_path=p["cache_file"], workers=p["workers"],
                         write_cache=not module.check_mode, architecture=p["architecture"],
-                        model_type=p["model_type"], quant_method=p["quant_method"])
+                        model_type=p["model_type"], quant_method=p["quant_method"], quant_bits=p["quant_bits"])
     except (ModelError, OSError, ValueError) as exc:
         module.fail_json(msg="cannot verify the model in %s: %s" % (p["path"], exc))
     ok = result.pop("ok")

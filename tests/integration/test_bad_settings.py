@@ -1,0 +1,250 @@
+"""A table of bad settings of the kind users write, across every role: each is refused before any change.
+
+One ansible-playbook run of site.yml (and one of rolling_restart.yml for the rollout settings) over an
+inventory with one host per case, each host carrying one bad setting on top of a good base whose every path
+points into a temporary folder. site.yml's first play (playbooks/validate.yml, with
+glm53_validate_stop_all=false so that every host reports its own refusal) must fail every host with a
+message naming the variable (or the flag) and the fix; the bring-up play must not start for any of them, the
+temporary folder must stay empty, no user is created and no unit is installed. A host with the good base
+alone passes validation, so the table cannot pass by refusing everything (it is then stopped in preflight,
+which only reads: no GPU tool is on its path).
+"""
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import re
+import subprocess
+import sys
+
+import pytest
+
+from testlib import COLLECTIONS_ROOT, REPO
+
+USER = "glm53-table-test"
+UNIT = "vllm-glm53-table-test"
+
+
+def base(tmp):
+    t = str(tmp)
+    return {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+        "glm53_validate_stop_all": False,
+        "venv_path": t + "/venv", "venv_service_user": USER, "venv_service_group": USER,
+        "venv_service_home": t + "/home",
+        "flashinfer_src_dir": t + "/src/flashinfer", "flashinfer_build_log": t + "/log/fi.log",
+        "flashinfer_wheelhouse": t + "/wheels", "flashinfer_controller_wheelhouse": t + "/relay",
+        "vllm_fork_src_dir": t + "/src/vllm", "vllm_fork_build_log": t + "/log/vllm.log",
+        "vllm_fork_wheelhouse": t + "/wheels", "vllm_fork_controller_wheelhouse": t + "/relay",
+        "model_path": t + "/models/glm", "model_hf_cache_dir": t + "/models/cache", "model_tools_venv": t + "/tools",
+        "model_verify_cache_file": t + "/cache/verify.json",
+        "serve_script_path": t + "/bin/serve.sh", "serve_env_file": t + "/etc/vllm.env",
+        "serve_api_key": "table-test-key",
+        "service_name": UNIT, "service_gate_dir": t + "/libexec", "service_config_dir": t + "/etc",
+        "service_state_dir": t + "/run", "service_log_dir": t + "/log",
+        "probes_evidence_dir": t + "/evidence", "probes_report_dir": t + "/report",
+        "preflight_evidence_dir": t + "/evidence", "preflight_nvidia_smi": t + "/no-nvidia-smi",
+        "preflight_disk_requirements": [{"path": t + "/opt", "min_free_gib": 1}],
+    }
+
+
+# case: (host variables, words the refusal must contain)
+SITE = {
+    # serve: ranges and shapes
+    "serve-port-0": ({"serve_port": 0}, ["serve_port=0 is not a TCP port"]),
+    "serve-port-70000": ({"serve_port": 70000}, ["serve_port=70000", "1 to 65535"]),
+    "serve-port-negative": ({"serve_port": -1}, ["serve_port=-1"]),
+    "serve-port-text": ({"serve_port": "80x"}, ["serve_port"]),
+    "serve-gmu-0": ({"serve_gpu_memory_utilization": 0}, ["serve_gpu_memory_utilization=0", "above 0 and at most 1"]),
+    "serve-gmu-1-5": ({"serve_gpu_memory_utilization": 1.5}, ["serve_gpu_memory_utilization=1.5"]),
+    "serve-gmu-percent": ({"serve_gpu_memory_utilization": 94}, ["serve_gpu_memory_utilization=94"]),
+    "serve-gmu-text": ({"serve_gpu_memory_utilization": "high"}, ["serve_gpu_memory_utilization"]),
+    "serve-context-1m": ({"serve_max_model_len": 1048576}, ["serve_max_model_len=1048576", "no opt-in goes beyond"]),
+    "serve-context-800k-opt-in": ({"serve_max_model_len": 819200, "serve_allow_long_context": True},
+                                  ["serve_max_model_len=819200", "no opt-in goes beyond 614400"]),
+    "serve-context-600k-no-opt-in": ({"serve_max_model_len": 600000}, ["serve_allow_long_context=true"]),
+    "serve-context-0": ({"serve_max_model_len": 0}, ["serve_max_model_len=0"]),
+    "serve-fp8-kv": ({"serve_kv_cache_dtype": "fp8"}, ["serve_kv_cache_dtype=fp8", "serve_kv_cache_dtype=auto"]),
+    "serve-fp8-e5m2-kv": ({"serve_kv_cache_dtype": "fp8_e5m2"}, ["serve_kv_cache_dtype=fp8_e5m2"]),
+    "serve-enforce-eager": ({"serve_enforce_eager": True}, ["serve_enforce_eager=true", "FULL_DECODE_ONLY"]),
+    "serve-tp-3": ({"serve_tensor_parallel_size": 3}, ["serve_tensor_parallel_size=3"]),
+    "serve-tp-0": ({"serve_tensor_parallel_size": 0}, ["serve_tensor_parallel_size=0"]),
+    "serve-batched-0": ({"serve_max_num_batched_tokens": 0}, ["serve_max_num_batched_tokens=0"]),
+    "serve-auto-tool-no-parser": ({"serve_tool_call_parser": ""}, ["serve_tool_call_parser"]),
+    "serve-sparse-long": ({"serve_max_model_len": 600000, "serve_allow_long_context": True,
+                           "serve_hf_overrides": {"text_config": {"index_topk": 2048}}},
+                          ["serve_hf_overrides", "persistent_topk"]),
+    "serve-public-no-key": ({"serve_api_key": ""}, ["serve_host=0.0.0.0", "serve_api_key"]),
+    "serve-blank-key": ({"serve_api_key": "   "}, ["serve_api_key=(hidden)", "non-blank"]),
+    "serve-key-newline": ({"serve_api_key": "abc\ndef"}, ["serve_api_key=(hidden)", "line break"]),
+    "serve-relative-script": ({"serve_script_path": "bin/serve.sh"}, ["serve_script_path=\"bin/serve.sh\"", "absolute"]),
+    "serve-relative-env": ({"serve_env_file": "vllm.env"}, ["serve_env_file=\"vllm.env\""]),
+    "serve-relative-model": ({"serve_model_path": "models/GLM"}, ["serve_model_path=\"models/GLM\""]),
+    "serve-dotdot-model": ({"serve_model_path": "/srv/../etc"}, ["serve_model_path=\"/srv/../etc\""]),
+    "serve-relative-venv": ({"serve_venv_path": "venv"}, ["serve_venv_path=\"venv\""]),
+    "serve-name-space": ({"serve_served_model_name": "glm53 flash"}, ["serve_served_model_name"]),
+    # serve: the escape hatch
+    "extra-max-model-len": ({"serve_extra_args": ["--max-model-len", "1048576"]}, ["'--max-model-len'", "serve_max_model_len instead"]),
+    "extra-prefix": ({"serve_extra_args": ["--max-model", "1M"]}, ["'--max-model'", "serve_max_model_len instead"]),
+    "extra-underscore-equals": ({"serve_extra_args": ["--max_model_len=1000000"]}, ["serve_max_model_len instead"]),
+    "extra-fp8-equals": ({"serve_extra_args": ["--kv-cache-dtype=fp8"]}, ["serve_kv_cache_dtype instead"]),
+    "extra-enforce-eager": ({"serve_extra_args": ["--enforce-eager"]}, ["serve_enforce_eager instead"]),
+    "extra-host": ({"serve_extra_args": ["--host", "0.0.0.0"]}, ["serve_host instead"]),
+    "extra-api-key": ({"serve_extra_args": ["--api-key", "s3cr3t-on-the-cli"]}, ["serve_api_key"]),
+    "extra-api-key-equals": ({"serve_extra_args": ["--api_key=s3cr3t-on-the-cli"]}, ["'--api_key=...'", "serve_api_key"]),
+    "extra-tp-short": ({"serve_extra_args": ["-tp", "4"]}, ["'-tp'", "serve_tensor_parallel_size instead"]),
+    "extra-O3": ({"serve_extra_args": ["-O3"]}, ["'-O3'", "serve_compilation_config instead"]),
+    "extra-dotted-cc": ({"serve_extra_args": ["--compilation-config.cudagraph_mode=NONE"]}, ["serve_compilation_config instead"]),
+    "extra-gmu": ({"serve_extra_args": ["--gpu-memory-utilization=0.99"]}, ["serve_gpu_memory_utilization instead"]),
+    "extra-prefix-caching": ({"serve_extra_args": ["--enable-prefix-caching"]}, ["serve_enable_prefix_caching instead"]),
+    "extra-port": ({"serve_extra_args": ["--port", "9000"]}, ["serve_port instead"]),
+    "extra-served-name": ({"serve_extra_args": ["--served-model-name", "other"]}, ["serve_served_model_name instead"]),
+    "extra-model": ({"serve_extra_args": ["--model", "/other"]}, ["serve_model_path instead"]),
+    "extra-reasoning": ({"serve_extra_args": ["--reasoning-parser", "deepseek_r1"]}, ["serve_reasoning_parser instead"]),
+    "extra-hf-overrides": ({"serve_extra_args": ["--hf-overrides", "{}"]}, ["serve_hf_overrides instead"]),
+    # service
+    "service-start-60": ({"service_timeout_start_sec": 60}, ["service_timeout_start_sec=60", "at least 600"]),
+    "service-start-0": ({"service_timeout_start_sec": 0}, ["service_timeout_start_sec=0"]),
+    "service-ready-30": ({"service_ready_timeout": 30}, ["service_ready_timeout=30"]),
+    "service-gate-5": ({"service_gate_timeout": 5}, ["service_gate_timeout=5", "at least 60"]),
+    "service-restart-0": ({"service_restart_sec": 0}, ["service_restart_sec=0"]),
+    "service-stop-negative": ({"service_timeout_stop_sec": -5}, ["service_timeout_stop_sec=-5"]),
+    "service-name-space": ({"service_name": "vllm glm53"}, ["service_name=\"vllm glm53\""]),
+    "service-execstart": ({"service_extra_unit_lines": ["ExecStart=/bin/bash -c 'vllm serve x'"]},
+                          ["service_extra_unit_lines sets ExecStart"]),
+    "service-user-root": ({"service_extra_unit_lines": ["User=root"]}, ["service_extra_unit_lines sets User"]),
+    "service-mode-docker": ({"service_mode": "docker"}, ["service_mode"]),
+    "service-relative-log": ({"service_log_dir": "logs"}, ["service_log_dir=\"logs\""]),
+    "service-url-no-scheme": ({"service_health_url": "localhost:8000"}, ["service_health_url=\"localhost:8000\""]),
+    "service-port-99999": ({"service_port": 99999}, ["service_port=99999"]),
+    # probes
+    "probes-chat-512": ({"probes_chat_max_tokens": 512}, ["probes_chat_max_tokens=512", "2048"]),
+    "probes-no-targets": ({"probes_needle_targets": []}, ["probes_needle_targets=[]"]),
+    "probes-target-above-context": ({"probes_needle_targets": [600000]}, ["probes_needle_targets[0]=600000", "524288"]),
+    "probes-target-tiny": ({"probes_needle_targets": [500]}, ["probes_needle_targets[0]=500"]),
+    "probes-depth-150": ({"probes_needle_depths": [10, 150]}, ["probes_needle_depths[1]=150", "0 to 100"]),
+    "probes-depth-negative": ({"probes_needle_depths": [-10]}, ["probes_needle_depths[0]=-10"]),
+    "probes-url-no-scheme": ({"probes_base_url": "127.0.0.1:8000"}, ["probes_base_url=\"127.0.0.1:8000\""]),
+    "probes-health-0": ({"probes_health_timeout": 0}, ["probes_health_timeout=0"]),
+    "probes-request-negative": ({"probes_needle_request_timeout": -1}, ["probes_needle_request_timeout=-1"]),
+    "probes-relative-evidence": ({"probes_evidence_dir": "evidence"}, ["probes_evidence_dir=\"evidence\""]),
+    "probes-relative-report": ({"probes_report_dir": "report"}, ["probes_report_dir=\"report\""]),
+    "probes-needle-max-10": ({"probes_needle_max_tokens": 10}, ["probes_needle_max_tokens=10"]),
+    # vllm_fork
+    "fork-min-head": ({"vllm_fork_minimum_commit": "HEAD"}, ["vllm_fork_minimum_commit=\"HEAD\" is not a commit"]),
+    "fork-min-branch": ({"vllm_fork_minimum_commit": "sm89-longctx-fix-v2"}, ["vllm_fork_minimum_commit=\"sm89-longctx-fix-v2\""]),
+    "fork-min-origin": ({"vllm_fork_minimum_commit": "origin/sm89-longctx-fix-v2"}, ["vllm_fork_minimum_commit"]),
+    "fork-min-short": ({"vllm_fork_minimum_commit": "f2935"}, ["vllm_fork_minimum_commit=\"f2935\""]),
+    "fork-required-branch": ({"vllm_fork_required_commits": [{"commit": "main", "name": "fix"}]},
+                             ["vllm_fork_required_commits[0]=\"main\" is not a commit"]),
+    "fork-arch-90": ({"vllm_fork_cuda_arch_list": "9.0"}, ["vllm_fork_cuda_arch_list=\"9.0\"", "vllm_fork_allow_other_arch"]),
+    "fork-arch-list": ({"vllm_fork_cuda_arch_list": "8.9;9.0"}, ["vllm_fork_cuda_arch_list=\"8.9;9.0\""]),
+    "fork-relative-src": ({"vllm_fork_src_dir": "src/vllm"}, ["vllm_fork_src_dir=\"src/vllm\""]),
+    "fork-timeout-0": ({"vllm_fork_build_timeout": 0}, ["vllm_fork_build_timeout=0"]),
+    "fork-jobs-negative": ({"vllm_fork_max_jobs": -2}, ["vllm_fork_max_jobs=-2"]),
+    "fork-mode-both": ({"vllm_fork_build_mode": "both"}, ["vllm_fork_build_mode"]),
+    # flashinfer
+    "flashinfer-arch-120": ({"flashinfer_cuda_arch_list": "12.0"}, ["flashinfer_cuda_arch_list=\"12.0\"", "flashinfer_allow_other_arch"]),
+    "flashinfer-relative-src": ({"flashinfer_src_dir": "flashinfer"}, ["flashinfer_src_dir=\"flashinfer\""]),
+    "flashinfer-timeout-10": ({"flashinfer_build_timeout": 10}, ["flashinfer_build_timeout=10"]),
+    # venv
+    "venv-python-312": ({"venv_python": "python3.12"}, ["venv_python=\"python3.12\"", "venv_allow_other_python=true"]),
+    "venv-relative": ({"venv_path": "venv"}, ["venv_path=\"venv\""]),
+    "venv-blank-user": ({"venv_service_user": ""}, ["venv_service_user=\"\""]),
+    # model
+    "model-relative": ({"model_path": "models/glm"}, ["model_path=\"models/glm\""]),
+    "model-hub-branch": ({"model_source": "hub", "model_hf_repo": "spele1100/GLM-5.3-Flash-AWQ-INT4",
+                          "model_hf_revision": "main"}, ["model_hf_revision", "40-hex"]),
+    "model-hub-no-owner": ({"model_source": "hub", "model_hf_repo": "GLM", "model_hf_revision": "a" * 40},
+                           ["model_hf_repo as owner/name"]),
+    "model-workers-0": ({"model_verify_workers": 0}, ["model_verify_workers=0"]),
+    "model-blank-token": ({"model_hf_token": "  "}, ["model_hf_token=(hidden)"]),
+    # preflight
+    "preflight-tp-0": ({"preflight_tensor_parallel_size": 0}, ["preflight_tensor_parallel_size=0"]),
+    "preflight-port-0": ({"preflight_serve_port": 0}, ["preflight_serve_port=0"]),
+    "preflight-relative-disk": ({"preflight_disk_requirements": [{"path": "models", "min_free_gib": 10}]},
+                                ["preflight_disk_requirements[0]=\"models\""]),
+    "preflight-disk-0": ({"preflight_disk_requirements": [{"path": "/srv", "min_free_gib": 0}]},
+                         ["preflight_disk_requirements (min_free_gib)[0]=0"]),
+    "preflight-gpu-mem-0": ({"preflight_gpu_min_memory_mib": 0}, ["preflight_gpu_min_memory_mib=0"]),
+    "preflight-unknown-skip": ({"preflight_skip_checks": ["gpu_cout"]}, ["preflight_skip_checks", "gpu_cout"]),
+}
+
+ROLLOUT = {
+    "rollout-serial-0": ({"rollout_serial": 0}, ["rollout_serial=0", "whole fleet"]),
+    "rollout-serial-negative": ({"rollout_serial": -1}, ["rollout_serial=-1"]),
+    "rollout-serial-0-percent": ({"rollout_serial": "0%"}, ["rollout_serial=\"0%\""]),
+    "rollout-serial-150-percent": ({"rollout_serial": "150%"}, ["rollout_serial=\"150%\""]),
+    "rollout-drain-0": ({"rollout_drain_timeout": 0}, ["rollout_drain_timeout=0"]),
+    "rollout-max-fail-200": ({"rollout_max_fail_percentage": 200}, ["rollout_max_fail_percentage=200"]),
+    "rollout-metrics-no-scheme": ({"rollout_metrics_url": "host:8000"}, ["rollout_metrics_url=\"host:8000\""]),
+}
+
+FATAL_RE = re.compile(r"^fatal: \[([^\]]+)\]: FAILED! => (\{.*\})$", re.M)
+
+
+def run(tmp_path_factory, playbook, cases, good):
+    tmp = tmp_path_factory.mktemp(os.path.basename(playbook).split(".")[0])
+    scratch = tmp / "scratch"
+    scratch.mkdir()
+    hosts = dict((name, overrides) for name, (overrides, _words) in cases.items())
+    if good:
+        hosts["good-base"] = {}
+    inventory = tmp / "hosts.yml"
+    inventory.write_text(json.dumps({"all": {"children": {"glm53_serving": {"hosts": hosts, "vars": base(scratch)}}}}))
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORKS": "10",
+           "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default", "ANSIBLE_DISPLAY_OK_HOSTS": "false",
+           "ANSIBLE_DISPLAY_SKIPPED_HOSTS": "false"}
+    proc = subprocess.run(["ansible-playbook", "-i", str(inventory), os.path.join(REPO, playbook)],
+                          capture_output=True, text=True, env=env, timeout=900, check=False)
+    failures = dict((host, json.loads(body)) for host, body in FATAL_RE.findall(proc.stdout))
+    return proc, failures, scratch
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    return run(tmp_path_factory, "site.yml", SITE, good=True)
+
+
+@pytest.fixture(scope="module")
+def rollout(tmp_path_factory):
+    return run(tmp_path_factory, "playbooks/rolling_restart.yml", ROLLOUT, good=False)
+
+
+def _message(result):
+    return result.get("msg") or json.dumps(result)
+
+
+@pytest.mark.parametrize("case", sorted(SITE))
+def test_site_refuses_before_any_change(site, case):
+    proc, failures, _scratch = site
+    assert case in failures, "%s was not refused:\n%s" % (case, proc.stdout[-4000:])
+    msg = _message(failures[case])
+    for word in SITE[case][1]:
+        assert word in msg, "%r not in %s's refusal: %s" % (word, case, msg)
+    assert "s3cr3t-on-the-cli" not in msg and "table-test-key" not in msg
+
+
+@pytest.mark.parametrize("case", sorted(ROLLOUT))
+def test_rollout_refuses_before_any_change(rollout, case):
+    proc, failures, _scratch = rollout
+    assert case in failures, "%s was not refused:\n%s" % (case, proc.stdout[-4000:])
+    for word in ROLLOUT[case][1]:
+        assert word in _message(failures[case]), (case, _message(failures[case]))
+
+
+def test_nothing_was_written_and_only_the_good_host_went_on(site, rollout):
+    for proc, failures, scratch in (site, rollout):
+        assert list(scratch.iterdir()) == [], "a refused run wrote %s" % list(scratch.iterdir())
+        assert "good-base" not in failures or "nvidia-smi" in _message(failures["good-base"])
+        assert "Bring GLM-5.3-Flash serving hosts" not in proc.stdout or "good-base" in failures
+    proc, failures, _scratch = site
+    # the good base passed every role's validation and stopped at preflight's read of the GPUs
+    assert "nvidia-smi" in _message(failures["good-base"]), _message(failures["good-base"])
+    assert len(SITE) + len(ROLLOUT) >= 80
+    with pytest.raises(KeyError):
+        pwd.getpwnam(USER)
+    assert not os.path.exists("/etc/systemd/system/%s.service" % UNIT)
+    for secret in ("s3cr3t-on-the-cli", "table-test-key"):
+        assert secret not in proc.stdout + proc.stderr
