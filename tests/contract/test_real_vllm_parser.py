@@ -84,3 +84,33 @@ def test_bad_commands_are_refused_by_vllm_0_28_0(run_module, default_argv, chang
         argv += list(change)
     r = check(run_module, argv)
     assert r.failed and "vLLM (0.28.0) refuses this serve command" in r["msg"] and message in r["msg"], r["msg"]
+
+
+MANAGED = {"max_model_len": "serve_max_model_len", "kv_cache_dtype": "serve_kv_cache_dtype",
+           "enforce_eager": "serve_enforce_eager", "host": "serve_host", "api_key": "serve_api_key",
+           "tensor_parallel_size": "serve_tensor_parallel_size", "compilation_config": "serve_compilation_config"}
+
+
+@pytest.mark.parametrize("extra,dest", [
+    (["--max-model", "1M"], "max_model_len"),          # argparse prefix matching, in the real parser
+    (["--max_model_len=1000000"], "max_model_len"),
+    (["--kv-cache-dtype=fp8"], "kv_cache_dtype"),
+    (["--enforce-eager"], "enforce_eager"),
+    (["--api-key", "k"], "api_key"),
+    (["-tp", "4"], "tensor_parallel_size"),
+    (["-cc", '{"cudagraph_mode": "NONE"}'], "compilation_config"),
+])
+def test_extra_words_are_compared_by_meaning_in_vllm_0_28_0(run_module, default_argv, extra, dest):
+    r = run_module(vllm_serve_args, {"venv": VENV, "argv": default_argv, "extra_argv": extra, "managed": MANAGED,
+                                     "environment": CPU})
+    assert r.failed and dest in r["managed_conflict"], r["msg"]
+    assert "set %s instead" % MANAGED[dest] in r["msg"]
+
+
+def test_a_mistyped_cudagraph_mode_is_vllms_refusal_with_the_value(run_module, default_argv):
+    argv = list(default_argv)
+    argv[argv.index("--compilation-config") + 1] = '{"cudagraph_mode": "FULL_DECODE_ONLYY"}'
+    r = check(run_module, argv)
+    assert r.failed and "vLLM (0.28.0) refuses this serve command" in r["msg"] and "FULL_DECODE_ONLYY" in r["msg"]
+    assert "Traceback" not in r["msg"]
+    print("vLLM 0.28.0 on a mistyped cudagraph_mode: %s" % r["msg"])
