@@ -24,6 +24,14 @@ options:
     description: TCP port.
     type: int
     required: true
+  engine_user:
+    description:
+      - The engine's user. Its processes are not foreign (the one rule for who may hold the serve port, used by
+        the preflight and serve roles).
+    type: str
+  engine_unit:
+    description: The engine's systemd unit (C(NAME.service)); its processes are not foreign either.
+    type: str
 extends_documentation_fragment:
   - glm53.serving.info_module
 notes:
@@ -34,7 +42,13 @@ EXAMPLES = r"""
 - name: Who holds the serve port?
   glm53.serving.port_owner:
     port: 8000
-  register: port
+    engine_user: glm53
+    engine_unit: vllm-glm53.service
+  register: serve_port_owner
+
+- name: Refuse a port another service holds
+  ansible.builtin.assert:
+    that: serve_port_owner.foreign | length == 0
 """
 
 RETURN = r"""
@@ -58,6 +72,14 @@ processes:
       cmdline: /opt/glm53/venv/bin/python3 /opt/glm53/venv/bin/vllm serve ...
       unit: vllm-glm53.service
       state: listen
+foreign:
+  description:
+    - The entries of RV(processes) that belong neither to O(engine_user) nor to O(engine_unit).
+    - An entry whose process could not be read counts as foreign unless its socket's owner is O(engine_user).
+  returned: success
+  type: list
+  elements: dict
+  sample: []
 """
 
 import os
@@ -145,12 +167,21 @@ def owners(port):
     }
 
 
+def foreign(processes, engine_user=None, engine_unit=None):
+    """The holders that are not the engine: neither its user nor its unit."""
+    return [p for p in processes
+            if not (engine_user and p["user"] == engine_user) and not (engine_unit and p["unit"] == engine_unit)]
+
+
 def main():
-    module = AnsibleModule(argument_spec=dict(port=dict(type="int", required=True)), supports_check_mode=True)
-    port = module.params["port"]
-    if not 0 < port < 65536:
-        module.fail_json(msg="port must be between 1 and 65535, got %d" % port)
-    module.exit_json(changed=False, **owners(port))
+    module = AnsibleModule(argument_spec=dict(port=dict(type="int", required=True), engine_user=dict(type="str"),
+                                              engine_unit=dict(type="str")), supports_check_mode=True)
+    p = module.params
+    if not 0 < p["port"] < 65536:
+        module.fail_json(msg="port must be between 1 and 65535, got %d" % p["port"])
+    result = owners(p["port"])
+    result["foreign"] = foreign(result["processes"], p["engine_user"], p["engine_unit"])
+    module.exit_json(changed=False, **result)
 
 
 if __name__ == "__main__":

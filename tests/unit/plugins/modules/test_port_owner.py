@@ -34,4 +34,21 @@ def test_bound_but_not_listening_is_not_seen():
 def test_free_port(run_module):
     from testlib import free_port
     r = run_module(port_owner, {"port": free_port()})
-    assert r == {"changed": False, "listening": False, "processes": []}
+    assert r == {"changed": False, "listening": False, "processes": [], "foreign": []}
+
+
+def test_the_engines_user_or_unit_is_not_foreign(run_module):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    port = s.getsockname()[1]
+    try:
+        anyone = run_module(port_owner, {"port": port})
+        by_user = run_module(port_owner, {"port": port, "engine_user": getpass.getuser()})
+        other = run_module(port_owner, {"port": port, "engine_user": "glm53-nobody", "engine_unit": "nothing.service"})
+    finally:
+        s.close()
+    assert [p["pid"] for p in anyone["foreign"]] == [os.getpid()]
+    assert by_user["foreign"] == [] and by_user["processes"] == anyone["processes"]
+    assert [p["pid"] for p in other["foreign"]] == [os.getpid()]
+    assert port_owner.foreign([{"user": "x", "unit": "vllm-glm53.service"}], "glm53", "vllm-glm53.service") == []

@@ -1,0 +1,103 @@
+"""One owner per shared value: the other roles' defaults refer to it, nobody sets both, and every entry point
+that is reached from outside a role is specced."""
+from __future__ import annotations
+
+import glob
+import os
+import re
+
+import pytest
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# owner: the variables of other roles that take its value by default
+OWNERS = {
+    "serve_port": ["service_port", "preflight_serve_port", "probes_base_url"],
+    "serve_host": ["probes_base_url", "service_health_url"],
+    "serve_api_key": ["service_api_key", "probes_api_key"],
+    "serve_served_model_name": ["service_served_model_name", "probes_served_model_name"],
+    "serve_max_model_len": ["service_max_model_len", "probes_max_model_len"],
+    "serve_tensor_parallel_size": ["preflight_tensor_parallel_size"],
+    "serve_script_path": ["service_script_path"],
+    "serve_env_file": ["service_env_file"],
+    "service_mode": ["probes_service_manager"],
+    "service_name": ["probes_service_name", "preflight_service_name", "serve_service_name"],
+    "venv_service_user": ["service_user", "preflight_service_user", "flashinfer_service_user", "serve_service_user"],
+    "venv_service_group": ["service_group"],
+    "venv_path": ["flashinfer_venv_path", "vllm_fork_venv_path", "serve_venv_path"],
+    "venv_python": ["preflight_python_interpreter"],
+    "venv_runtime_env": ["flashinfer_runtime_env", "vllm_fork_runtime_env", "serve_runtime_env"],
+    "vllm_fork_src_dir": ["serve_fork_src_dir"],
+    "vllm_fork_build_mode": ["serve_fork_on_pythonpath"],
+    "model_path": ["serve_model_path"],
+    "preflight_gpu_compute_capability": ["serve_gpu_compute_capability"],
+}
+# Settings that look alike but are separate on purpose.
+INDEPENDENT = {("preflight_evidence_dir", "probes_evidence_dir")}
+
+
+def defaults():
+    out = {}
+    for path in glob.glob(os.path.join(REPO, "roles", "*", "defaults", "main.yml")):
+        with open(path) as fh:
+            out.update(yaml.safe_load(fh) or {})
+    return out
+
+
+DEFAULTS = defaults()
+
+
+@pytest.mark.parametrize("owner", sorted(OWNERS))
+def test_derived_defaults_refer_to_their_owner(owner):
+    for name in OWNERS[owner]:
+        value = str(DEFAULTS[name])
+        assert "{{" in value and re.search(r"\b%s\b" % owner, value), "%s does not take %s: %r" % (name, owner, value)
+
+
+def test_owners_are_set_from_literals_not_from_other_roles():
+    for owner in OWNERS:
+        if owner in DEFAULTS and owner != "venv_runtime_env":
+            assert "{{" not in str(DEFAULTS[owner]), "%s, an owner, is derived: %r" % (owner, DEFAULTS[owner])
+
+
+def test_no_two_roles_hard_code_the_same_setting():
+    """Two roles' variables with the same suffix and the same literal default are one value set twice."""
+    literal = dict((k, v) for k, v in DEFAULTS.items() if "{{" not in str(v) and v not in ("", [], {}, None, True, False))
+    by_suffix = {}
+    for name, value in literal.items():
+        suffix = name.split("_", 1)[1]
+        by_suffix.setdefault((suffix, repr(value)), []).append(name)
+    doubles = [sorted(v) for v in by_suffix.values() if len(v) > 1 and tuple(sorted(v)) not in INDEPENDENT]
+    assert doubles == [], "set in two places: %s" % doubles
+
+
+def test_test_inventories_set_no_value_twice():
+    derived = set(n for names in OWNERS.values() for n in names)
+    for path in glob.glob(os.path.join(REPO, "molecule", "shared", "group_vars", "*.yml")) + \
+            [os.path.join(REPO, "inventory.example")]:
+        text = open(path).read()
+        for name in derived:
+            owner = next(o for o, names in OWNERS.items() if name in names)
+            if re.search(r"^\s*%s:" % name, text, re.M):
+                assert not re.search(r"^\s*%s:" % owner, text, re.M), "%s sets both %s and %s" % (path, owner, name)
+
+
+def test_every_entry_point_used_from_outside_is_specced():
+    used = set()
+    for path in glob.glob(os.path.join(REPO, "**", "*.yml"), recursive=True):
+        if "/.git/" in path:
+            continue
+        text = open(path).read()
+        for m in re.finditer(r"name: \"?(?:glm53\.serving\.)?([\w{} .]+?)\"?\n\s+tasks_from: (\S+)", text):
+            role, entry = m.group(1).strip(), m.group(2).replace(".yml", "")
+            # a templated name (playbooks/validate.yml loops over a list): the role names quoted in that file
+            roles = sorted(set(re.findall(r"'(\w+)'", text)) & set(os.listdir(os.path.join(REPO, "roles")))) \
+                if "{{" in role else [role]
+            for r in roles:
+                used.add((r, entry))
+    assert ("service", "stop") in used and ("serve", "validate") in used
+    for role, entry in sorted(used):
+        specs = yaml.safe_load(open(os.path.join(REPO, "roles", role, "meta", "argument_specs.yml")))["argument_specs"]
+        assert entry in specs, "roles/%s: entry point %s is used from outside but has no argument spec" % (role, entry)
+        assert os.path.exists(os.path.join(REPO, "roles", role, "tasks", entry + ".yml"))
