@@ -144,27 +144,12 @@ problems:
   sample: []
 """
 
-import json
 import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.glm53.serving.plugins.module_utils._installed import installed_build
 
-_PROBE = r"""
-import importlib.util, json, os, re
-spec = importlib.util.find_spec("vllm")
-out = {"location": None, "version": None}
-if spec is not None and spec.submodule_search_locations:
-    loc = list(spec.submodule_search_locations)[0]
-    out["location"] = loc
-    try:
-        text = open(os.path.join(loc, "_version.py")).read()
-        m = re.search(r"__version__\s*=\s*(?:version\s*=\s*)?['\"]([^'\"]+)['\"]", text)
-        out["version"] = m.group(1) if m else None
-    except OSError:
-        pass
-print(json.dumps(out))
-"""
 
 
 HEX_PIN = re.compile(r"^[0-9a-fA-F]{7,40}$")
@@ -188,16 +173,6 @@ class ForkCheck(object):
         if rc not in (0, 1):
             self.module.fail_json(msg="git merge-base failed in %s: %s" % (self.path, err))
         return rc == 0
-
-
-def installed(module, venv):
-    python = os.path.join(venv, "bin", "python")
-    if not os.path.exists(python):
-        return {"location": None, "version": None, "error": "%s does not exist (no venv at %s)" % (python, venv)}
-    rc, out, err = module.run_command([python, "-c", _PROBE])
-    if rc != 0:
-        return {"location": None, "version": None, "error": "cannot run %s: %s" % (python, err.strip())}
-    return json.loads(out)
 
 
 def main():
@@ -282,8 +257,10 @@ def main():
                   dirty=bool(dirty_files), dirty_files=dirty_files)
 
     if p["venv"]:
-        info = installed(module, p["venv"])
-        version = info.get("version")
+        info = installed_build(module, p["venv"], "vllm", "vllm")
+        if not info.get("installed") and info.get("location") is not None:
+            info["installed"] = True  # a checkout on sys.path without dist metadata
+        version = info.get("file_version") or info.get("version")
         m = re.search(r"\+g([0-9a-f]{7,40})", version or "")
         commit = m.group(1) if m else None
         matches = bool(commit) and head.startswith(commit) and ".d" not in (version or "").split("+", 1)[-1]

@@ -8,7 +8,9 @@ import pytest
 import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ROLES = sorted(d for d in os.listdir(os.path.join(REPO, "roles")) if not d.startswith("."))
+ROLES = sorted(d for d in os.listdir(os.path.join(REPO, "roles")) if not d.startswith((".", "_")))
+# Internal roles (prometheus.prometheus's _common pattern): no defaults, only specced entry points.
+INTERNAL = sorted(d for d in os.listdir(os.path.join(REPO, "roles")) if d.startswith("_"))
 
 
 def _load(role, *parts):
@@ -54,3 +56,16 @@ def test_every_default_has_a_comment(role):
             while j >= 0 and re.match(r"^%s_\w+:" % role, lines[j]):
                 j -= 1  # a group of related variables shares one comment
             assert j >= 0 and lines[j].startswith("#"), f"{line.split(':')[0]} has no comment"
+
+
+@pytest.mark.parametrize("role", INTERNAL)
+def test_internal_roles_are_only_specced_entry_points(role):
+    specs = _load(role, "meta", "argument_specs.yml")["argument_specs"]
+    assert "main" not in specs and not os.path.exists(os.path.join(REPO, "roles", role, "defaults"))
+    readme = open(os.path.join(REPO, "roles", role, "README.md")).read()
+    for entry, spec in specs.items():
+        assert os.path.exists(os.path.join(REPO, "roles", role, "tasks", entry + ".yml"))
+        assert "`%s`" % entry in readme
+        for name, option in spec["options"].items():
+            assert name.startswith(role + "_") and option.get("description")
+            assert option.get("required") or "default" in option, name
