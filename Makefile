@@ -1,9 +1,16 @@
 # glm53.serving: the two commands from the README, and their parts.
-.PHONY: test demo demo-clean lint sanity unit molecule help
+.PHONY: test demo demo-clean lint sanity pytest contract molecule verdicts help
 
 help:
-	@echo "make demo   converge site.yml onto a local systemd container with the stand-in engine"
-	@echo "make test   yamllint, ansible-lint, ansible-test sanity, pytest, every molecule scenario"
+	@echo "make demo        converge site.yml onto a local systemd container with the stand-in engine"
+	@echo "make demo-clean  remove the demo's container and files"
+	@echo "make test        everything: yamllint, shellcheck, ansible-lint, sanity, pytest, contract, molecule"
+	@echo "make lint        yamllint, shellcheck and ansible-lint (production profile)"
+	@echo "make sanity      ansible-test sanity"
+	@echo "make pytest      pytest: unit tests and the role tests run by ansible-playbook on this machine"
+	@echo "make contract    the serve role and vllm_serve_args against the real vLLM 0.28.0 (CPU)"
+	@echo "make molecule    every molecule scenario (SCENARIOS=\"default tmux\" for some)"
+	@echo "make verdicts    the probe verdict corpus as a table (0 false passes, 0 false failures)"
 
 test:
 	bash hack/test.sh
@@ -20,8 +27,14 @@ lint:
 sanity:
 	STAGES=sanity bash hack/test.sh
 
-unit:
+pytest:
 	STAGES=pytest bash hack/test.sh
+
+contract:
+	STAGES=contract bash hack/test.sh
 
 molecule:
 	STAGES=molecule bash hack/test.sh
+
+verdicts:
+	STAGES=verdicts bash hack/test.sh

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Shared bootstrap for `make test` and `make demo` on a bare Debian 12 machine:
 # root, no container daemon running, only PyPI and Debian's apt reachable.
-# Based on ../shared/molecule-recipe.md (recipe A: docker.io + dockerd + mmdebstrap).
+# Molecule with systemd containers: Debian's docker.io, our own dockerd, images built with mmdebstrap.
 #
 # Knobs (environment):
 #   GLM53_WORK      scratch dir for the venv, collections, logs (default /var/tmp/glm53-ci)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make test`: everything, in order, on a fresh machine of this kind. Installs what it needs.
-#   yamllint -> ansible-lint (production) -> ansible-test sanity -> pytest -> contract (real vLLM 0.28.0's
+#   yamllint and shellcheck -> ansible-lint (production) -> ansible-test sanity -> pytest -> contract (real vLLM 0.28.0's
 #   parser, cached venv) -> molecule scenarios
 # Each stage runs even if an earlier one failed; the last line counts the stages.
 # Knobs: STAGES="yamllint ansible-lint sanity pytest contract molecule" (subset), SCENARIOS="default ..."
@@ -84,11 +84,12 @@ ensure_collections || exit 1
 
 for stage in $STAGES; do
   case $stage in
-    yamllint) run_stage yamllint yamllint -s . ;;
+    yamllint) run_stage yamllint yamllint -s . && run_stage shellcheck shellcheck -x hack/*.sh .ci/run roles/service/files/verify_unit.sh ;;
     ansible-lint) run_stage ansible-lint stage_ansible_lint ;;
     sanity) run_stage sanity stage_sanity ;;
     pytest) run_stage pytest python -m pytest -n 2 -p no:cacheprovider tests/unit tests/integration ;;
     contract) run_stage contract stage_contract ;;
+    verdicts) run_stage verdicts python hack/verdict_corpus.py ;;
     molecule) run_stage molecule stage_molecule ;;
     *) echo "unknown stage $stage"; failed=$((failed + 1)) ;;
   esac

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import pwd
 import re
 
@@ -154,9 +153,3 @@ def version_tuple(version):
 
 def version_at_least(version, minimum):
     return version_tuple(version) >= version_tuple(minimum)
-
-
-def nvidia_smi_available(path):
-    if os.sep in path:
-        return os.access(path, os.X_OK)
-    return any(os.access(os.path.join(d, path), os.X_OK) for d in os.environ.get("PATH", "").split(os.pathsep) if d)

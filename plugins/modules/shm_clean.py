@@ -32,10 +32,19 @@ options:
     type: list
     elements: str
     default: [psm_*, sem.mp-*, torch_*, nccl-*, vllm_*]
-extends_documentation_fragment:
-  - glm53.serving.info_module
+attributes:
+  check_mode:
+    description: Reports the blocks it would remove, and removes none.
+    support: full
+  diff_mode:
+    description: Does not return a diff.
+    support: none
+  idempotent:
+    description: A second run finds no stale block left, and changes nothing.
+    support: full
 notes:
   - Run it while the engine is stopped; blocks a live engine holds are kept anyway.
+  - It removes files, so it is not an info module.
 """
 
 EXAMPLES = r"""

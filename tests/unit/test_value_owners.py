@@ -74,7 +74,7 @@ def test_no_two_roles_hard_code_the_same_setting():
 
 def test_test_inventories_set_no_value_twice():
     derived = set(n for names in OWNERS.values() for n in names)
-    for path in glob.glob(os.path.join(REPO, "molecule", "shared", "group_vars", "*.yml")) + \
+    for path in glob.glob(os.path.join(REPO, "molecule", "inventory", "group_vars", "*.yml")) + \
             [os.path.join(REPO, "inventory.example")]:
         text = open(path).read()
         for name in derived:

@@ -1,5 +1,5 @@
 # Test double: the fake vLLM 0.28 OpenAI-compatible server (no GPU, no model; standard library only).
-"""Serve the OpenAI-compatible API the way vLLM 0.28 does, per ../shared/reference/vllm-facts.md.
+"""Serve the OpenAI-compatible API the way vLLM 0.28 does (endpoints, fields, error shapes, life cycle).
 
 Life cycle, as in vLLM: the port is *bound* at once (a port conflict fails fast) but only
 *listened on* after the emulated load, so clients get "connection refused" while loading.

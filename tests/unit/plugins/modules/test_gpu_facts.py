@@ -74,10 +74,10 @@ def test_missing_binary_fails_clearly(run_module, tmp_path):
 
 
 def test_fake_reproduces_the_real_noheader_capture(monkeypatch):
-    monkeypatch.setenv("FAKE_NVIDIA_SMI_DIR", os.path.join(FIXTURES, "h200"))
+    monkeypatch.setenv("FAKE_NVIDIA_SMI_DIR", os.path.join(FIXTURES, "nvidia-smi", "h200"))
     out = subprocess.run([FAKE, "--query-gpu=index,name,compute_cap,memory.total,driver_version",
                           "--format=csv,noheader,nounits"], capture_output=True, text=True, check=True).stdout
-    assert out == open(os.path.join(FIXTURES, "h200", "query-gpu-noheader.csv")).read()
+    assert out == open(os.path.join(FIXTURES, "nvidia-smi", "h200", "query-gpu-noheader.csv")).read()
 
 
 @pytest.mark.parametrize("text", ["0, NVIDIA L40S, 8.9\n", "x, NVIDIA L40S, 8.9, 1, 0, 580, 0:0:0.0, GPU-1\n"])
