@@ -150,8 +150,6 @@ import re
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._installed import installed_build
 
-
-
 HEX_PIN = re.compile(r"^[0-9a-fA-F]{7,40}$")
 
 

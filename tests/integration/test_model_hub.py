@@ -137,7 +137,7 @@ def test_a_download_that_keeps_failing_fails_the_role_and_the_next_run_completes
         hub.stop()
     assert proc.returncode != 0 and "Download the pinned revision" in proc.stdout
     # huggingface_hub 2.4 keeps no partial file across processes: the next run starts those files again
-    assert not [p for p in cache.rglob("*.incomplete")]
+    assert not list(cache.rglob("*.incomplete"))
     hub = Hub(hub_root, tmp_path / "hub2.log")
     try:
         again = run_role(tmp_path, hub, hub_root, tools_venv, cache)
