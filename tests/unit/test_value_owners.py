@@ -101,3 +101,13 @@ def test_every_entry_point_used_from_outside_is_specced():
         specs = yaml.safe_load(open(os.path.join(REPO, "roles", role, "meta", "argument_specs.yml")))["argument_specs"]
         assert entry in specs, "roles/%s: entry point %s is used from outside but has no argument spec" % (role, entry)
         assert os.path.exists(os.path.join(REPO, "roles", role, "tasks", entry + ".yml"))
+
+
+def test_no_task_block_is_copied_between_roles():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, os.path.join(REPO, "hack", "task_copies.py"), "--min-tasks", "2"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("over %d task files" % len([p for p in glob.glob(
+        os.path.join(REPO, "roles", "*", "tasks", "*.yml")) if not p.endswith("/main.yml")])), out
+    assert out.splitlines()[-1].startswith("0 copied task blocks"), out
