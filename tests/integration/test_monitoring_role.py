@@ -176,3 +176,10 @@ def test_without_a_blackbox_exporter_the_health_job_and_alert_are_left_out(tmp_p
     rules = (tmp_path / "prometheus" / "glm53-alerts.yml").read_text()
     assert "GLM53HealthFailing" not in rules and "/probe" not in (tmp_path / "prometheus" / "prometheus.yml").read_text()
     assert "GLM53EngineDown" in rules and textwrap.dedent(rules).count("- alert:") == 4
+
+
+def test_without_promtool_the_files_are_written_unvalidated_unless_promtool_is_required(tmp_path):
+    proc = run_role(tmp_path, monitoring_promtool="/nonexistent/promtool", monitoring_require_promtool=False)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert "the rendered files are not validated" in proc.stdout
+    assert (tmp_path / "prometheus" / "prometheus.yml").exists()
