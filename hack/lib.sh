@@ -21,6 +21,7 @@ BUNDLE_PIN='ansible>=14,<15'
 TOOL_PINS=(
   'molecule>=26,<27' 'molecule-plugins[docker]>=26' 'pytest-testinfra>=10,<11'
   'ansible-lint>=25' 'yamllint>=1.35' 'pytest>=8' 'pytest-xdist>=3' 'setuptools>=70'
+  'prometheus-client>=0.20'  # the reference parser the collection's /metrics reader is tested against
 )
 # Packages inside the systemd test images. Changing this list changes the image tag.
 IMAGE_PACKAGES=python3,python3-venv,systemd,systemd-sysv,dbus,sudo,tmux,procps,psmisc,iproute2,ca-certificates,git,curl

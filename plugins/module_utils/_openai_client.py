@@ -14,7 +14,7 @@ import json
 import socket
 import time
 
-from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
+from urllib.error import HTTPError, URLError
 from ansible.module_utils.urls import open_url
 
 

@@ -19,8 +19,42 @@ vllm:bad_value{engine="0"} NaNish
 
 def test_parse_sums_series_and_reads_escaped_labels():
     samples = parse(TEXT)
-    assert ("vllm:kv_cache_usage_perc", {"engine": "0", "model_name": 'a \\"quoted\\" name'}, 0.25) in samples
+    assert ("vllm:kv_cache_usage_perc", {"engine": "0", "model_name": 'a "quoted" name'}, 0.25) in samples
     assert totals(samples, ("vllm:num_requests_running", "absent")) == {"vllm:num_requests_running": 3.0}
+
+
+TRICKY = r"""# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{model_name="glm53}flash",engine="0"} 2
+vllm:num_requests_running{model_name="a,b=c",engine="1"} 1 1700000000000
+vllm:num_requests_running{path="C:\\models\\glm",note="line\nbreak",q="say \"hi\""} 4
+vllm:num_requests_running{} 5
+vllm:num_requests_running{engine="2",} 6
+vllm:num_requests_waiting +Inf
+vllm:num_requests_waiting{engine="3"} NaN
+# TYPE vllm:e2e_request_latency_seconds histogram
+vllm:e2e_request_latency_seconds_bucket{le="0.5",model_name="m}"} 3
+vllm:e2e_request_latency_seconds_bucket{le="+Inf",model_name="m}"} 4
+vllm:e2e_request_latency_seconds_sum{model_name="m}"} 1.5
+vllm:e2e_request_latency_seconds_count{model_name="m}"} 4
+"""
+
+
+def test_parse_agrees_with_prometheus_client_on_escapes_braces_and_specials():
+    import math
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    ours = parse(TRICKY)
+    theirs = [(s.name, dict(s.labels), s.value) for fam in text_string_to_metric_families(TRICKY) for s in fam.samples]
+    assert len(ours) == len(theirs) == 11
+
+    def key(sample):
+        name, labels, value = sample
+        return (name, sorted(labels.items()), "nan" if math.isnan(value) else value)
+
+    assert sorted(map(key, ours)) == sorted(map(key, theirs))
+    assert ("vllm:num_requests_running", {"model_name": "glm53}flash", "engine": "0"}, 2.0) in ours
+    assert totals(ours, ("vllm:num_requests_running",))["vllm:num_requests_running"] == 18.0
 
 
 def test_reads_the_gauges(run_module, standin):
