@@ -7,7 +7,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: gpu_facts
+module: gpu_info
 short_description: Read the NVIDIA GPUs and the processes holding their memory
 version_added: "0.1.0"
 description:
@@ -35,7 +35,7 @@ notes:
 
 EXAMPLES = r"""
 - name: Read the GPUs
-  glm53.serving.gpu_facts:
+  glm53.serving.gpu_info:
   register: gpu
 
 - name: Show the compute capability of GPU 0

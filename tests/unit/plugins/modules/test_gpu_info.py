@@ -1,4 +1,4 @@
-"""glm53.serving.gpu_facts against real (and edited) nvidia-smi captures, served by tests/fakes/nvidia-smi."""
+"""glm53.serving.gpu_info against real (and edited) nvidia-smi captures, served by tests/fakes/nvidia-smi."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from ansible_collections.glm53.serving.plugins.module_utils import _nvidia_smi as nsmi
-from ansible_collections.glm53.serving.plugins.modules import gpu_facts
+from ansible_collections.glm53.serving.plugins.modules import gpu_info
 
 from testlib import FAKES, FIXTURES
 
@@ -23,7 +23,7 @@ def smi(monkeypatch):
 
 
 def test_h200_capture(run_module, smi):
-    r = run_module(gpu_facts, {"nvidia_smi": smi("h200")})
+    r = run_module(gpu_info, {"nvidia_smi": smi("h200")})
     assert not r.failed and r["changed"] is False
     assert r["gpu_count"] == 1 and r["driver_version"] == "580.159.04"
     (gpu,) = r["gpus"]
@@ -34,42 +34,42 @@ def test_h200_capture(run_module, smi):
 
 
 def test_eight_l40s(run_module, smi):
-    r = run_module(gpu_facts, {"nvidia_smi": smi("l40s-8x")}, check_mode=True)
+    r = run_module(gpu_info, {"nvidia_smi": smi("l40s-8x")}, check_mode=True)
     assert r["gpu_count"] == 8 and [g["index"] for g in r["gpus"]] == list(range(8))
     assert r["compute_capabilities"] == ["8.9"]
     assert len({g["bus_id"] for g in r["gpus"]}) == 8
 
 
 def test_one_gpu_missing(run_module, smi):
-    assert run_module(gpu_facts, {"nvidia_smi": smi("l40s-7x")})["gpu_count"] == 7
+    assert run_module(gpu_info, {"nvidia_smi": smi("l40s-7x")})["gpu_count"] == 7
 
 
 def test_old_driver(run_module, smi):
-    r = run_module(gpu_facts, {"nvidia_smi": smi("l40s-8x-old-driver")})
+    r = run_module(gpu_info, {"nvidia_smi": smi("l40s-8x-old-driver")})
     assert r["driver_version"] == "535.183.01"
     assert not nsmi.version_at_least(r["driver_version"], "580")
 
 
 def test_foreign_process_is_mapped_to_its_gpu(run_module, smi):
-    r = run_module(gpu_facts, {"nvidia_smi": smi("l40s-8x-foreign-process")})
+    r = run_module(gpu_info, {"nvidia_smi": smi("l40s-8x-foreign-process")})
     (proc,) = r["processes"]
     assert proc["pid"] == 4242 and proc["used_memory_mib"] == 12034 and proc["gpu_index"] == 3
     assert r["gpus"][3]["memory_used_mib"] == 12034
 
 
 def test_processes_can_be_skipped(run_module, smi):
-    r = run_module(gpu_facts, {"nvidia_smi": smi("l40s-8x-foreign-process"), "include_processes": False})
+    r = run_module(gpu_info, {"nvidia_smi": smi("l40s-8x-foreign-process"), "include_processes": False})
     assert r["processes"] == []
 
 
 def test_driver_not_loaded_fails_clearly(run_module, smi):
-    r = run_module(gpu_facts, {"nvidia_smi": smi("driver-not-loaded")})
+    r = run_module(gpu_info, {"nvidia_smi": smi("driver-not-loaded")})
     assert r.failed and r["rc"] == 9
     assert "NVIDIA driver is not loaded" in r["msg"] and "couldn't communicate" in r["msg"]
 
 
 def test_missing_binary_fails_clearly(run_module, tmp_path):
-    r = run_module(gpu_facts, {"nvidia_smi": str(tmp_path / "nvidia-smi")})
+    r = run_module(gpu_info, {"nvidia_smi": str(tmp_path / "nvidia-smi")})
     assert r.failed and "nvidia-smi was not found" in r["msg"] and "nvidia_smi option" in r["msg"]
 
 
@@ -94,3 +94,19 @@ def test_version_at_least(version, minimum, ok):
 
 def test_bus_id_forms_are_normalised():
     assert nsmi.normalise_bus_id("0000:00:06.0") == nsmi.normalise_bus_id("00000000:00:06.0") == "00000000:00:06.0"
+
+
+def test_the_old_name_redirects_with_a_deprecation(monkeypatch):
+    import json as _json
+    import sys
+
+    from testlib import COLLECTIONS_ROOT
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_LOCALHOST_WARNING": "false", "FAKE_NVIDIA_SMI_DIR": os.path.join(FIXTURES, "nvidia-smi", "l40s-8x")}
+    proc = subprocess.run(["ansible", "localhost", "-c", "local", "-e", "ansible_python_interpreter=%s" % sys.executable,
+                           "-m", "glm53.serving.gpu_facts", "-a", "nvidia_smi=%s" % FAKE],
+                          capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = _json.loads(proc.stdout.split("=>", 1)[1])
+    assert result["gpu_count"] == 8
+    assert "glm53.serving.gpu_facts has been deprecated" in proc.stderr and "use glm53.serving.gpu_info" in proc.stderr
