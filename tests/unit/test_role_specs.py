@@ -61,11 +61,17 @@ def test_every_default_has_a_comment(role):
 @pytest.mark.parametrize("role", INTERNAL)
 def test_internal_roles_are_only_specced_entry_points(role):
     specs = _load(role, "meta", "argument_specs.yml")["argument_specs"]
-    assert "main" not in specs and not os.path.exists(os.path.join(REPO, "roles", role, "defaults"))
+    assert "main" not in specs
+    defaults = _load(role, "defaults", "main.yml")
     readme = open(os.path.join(REPO, "roles", role, "README.md")).read()
+    optional = {}
     for entry, spec in specs.items():
         assert os.path.exists(os.path.join(REPO, "roles", role, "tasks", entry + ".yml"))
         assert "`%s`" % entry in readme
         for name, option in spec["options"].items():
             assert name.startswith(role + "_") and option.get("description")
             assert option.get("required") or "default" in option, name
+            if not option.get("required"):
+                optional[name] = option["default"]
+    # argument specs only validate: every optional option needs its value in defaults/main.yml
+    assert defaults == optional
