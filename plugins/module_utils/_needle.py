@@ -232,6 +232,7 @@ def score_control(content, reasoning, asked_key, needles):
     """
     text = content or ""
     keys_of = dict((v, k) for k, v in needles)
+    says_absent = bool(declares_absent(text))
     answers = []
     for sent in sentences(text):
         nums = candidates(sent)
@@ -240,10 +241,10 @@ def score_control(content, reasoning, asked_key, needles):
         other_key = any(_names(sent, k) for k, _v in needles)
         if other_key and not _names(sent, asked_key):
             continue  # "calm-heron: 8812345" lists what is there, attributed to its own key
-        if declares_absent(text) and not _names(sent, asked_key) and not _GUESS_RE.search(sent):
+        if says_absent and not _names(sent, asked_key) and not _GUESS_RE.search(sent):
             continue  # after "not there", a bare list of what was found
         answers += nums
-    diag = {"asked": asked_key, "says_absent": bool(declares_absent(text)),
+    diag = {"asked": asked_key, "says_absent": says_absent,
             "reasoning_values": [n for n in candidates(reasoning) if n in keys_of]}
     if answers:
         named = ", ".join("%s (%s)" % (n, "the value of %s" % keys_of[n] if n in keys_of else "made up")

@@ -37,7 +37,6 @@ _SAME_CHAR_RE = re.compile(r"(\S)\1{15,}")
 _SYMBOL_RUN_RE = re.compile(r"[^\w\s]{30,}", re.UNICODE)
 # Markdown table rules (|---|:---:|) and horizontal rules (----, ====, ***) are layout, not a symbol run.
 _RULE_LINE_RE = re.compile(r"(?m)^[ \t]*[-|:=+*_#~ \t]{3,}$")
-_SENTENCE_END_RE = re.compile(r"[.!?。！？;；:：]")
 _STRUCTURE_RE = re.compile(r"[.!?。！？;；:：,，、()\[\]\n-]")
 
 # Words that make a sentence in the languages a greeting or an explanation may use. Token salad (random
@@ -165,7 +164,7 @@ def salad_evidence(text):
     return {"words": len(runs), "mixed": mixed, "scripts": sorted(scripts),
             "switch_rate": switches / float(len(runs) - 1), "latin": len(latin),
             "function_ratio": func / float(len(latin)) if latin else None,
-            "sentences": bool(_SENTENCE_END_RE.search(prose)), "punctuated": bool(_STRUCTURE_RE.search(prose))}
+            "punctuated": bool(_STRUCTURE_RE.search(prose))}
 
 
 def salad_finding(text):
@@ -291,9 +290,11 @@ def traditional_chinese_findings(content):
 
 # ------------------------------------------------------------------ arithmetic
 
-_NUMBER_RE = re.compile(r"(?<![\w.])-?\d{1,3}(?:[, \u00a0\u202f\u2009'\u2019]\d{3})+(?:\.\d+)?(?![\d])|(?<![\w.])-?\d+(?:\.\d+)?(?![\d])")
+# Thousands separators: comma, space, no-break, narrow no-break and thin spaces, apostrophes (56'088).
+_SEP = r"[, \u00a0\u202f\u2009'\u2019]"
+_NUMBER_RE = re.compile(r"(?<![\w.])-?\d{1,3}(?:" + _SEP + r"\d{3})+(?:\.\d+)?(?![\d])|(?<![\w.])-?\d+(?:\.\d+)?(?![\d])")
 _LIST_MARKER_RE = re.compile(r"(?m)^\s*(?:\d{1,2}[.)]|step\s+\d{1,2}\s*[:.)])\s", re.I)
-_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 _EXPR_CHARS = re.compile(r"^[\d\s.,+\-*/()]+$")
 
 
@@ -301,7 +302,7 @@ def numbers_in(text):
     """[(value, start, end)] of the numbers a text states; thousands separators allowed."""
     out = []
     for m in _NUMBER_RE.finditer(text or ""):
-        raw = re.sub(r"[, \u00a0\u202f\u2009'\u2019]", "", m.group(0))
+        raw = re.sub(_SEP, "", m.group(0))
         try:
             out.append((float(raw), m.start(), m.end()))
         except ValueError:
@@ -313,6 +314,7 @@ def _eval_expr(expr):
     """The value of a plain arithmetic expression (numbers, + - * / and parentheses), else None."""
     expr = expr.replace("×", "*").replace("·", "*").replace("÷", "/").replace("−", "-")
     expr = re.sub(r"(?<=\d)\s*[xX]\s*(?=\d)", "*", expr)
+    # separators inside an expression, but not a space: "123 456" is two numbers there
     expr = re.sub(r"(?<=\d)[,\u00a0\u202f\u2009'\u2019](?=\d{3}\b)", "", expr).strip()
     if not expr or not _EXPR_CHARS.match(expr):
         return None
@@ -322,9 +324,8 @@ def _eval_expr(expr):
             return ev(node.body)
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
             return float(node.value)
-        if isinstance(node, ast.BinOp) and type(node.op).__name__ in ("Add", "Sub", "Mult", "Div"):
-            sym = {"Add": "+", "Sub": "-", "Mult": "*", "Div": "/"}[type(node.op).__name__]
-            return _OPS[sym](ev(node.left), ev(node.right))
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](ev(node.left), ev(node.right))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -ev(node.operand)
         raise ValueError(node)
