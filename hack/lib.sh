@@ -8,6 +8,7 @@
 #   WITH_JAMMY=1    also build an Ubuntu 22.04 image (optional; skipped with a reason if the
 #                   Ubuntu archive does not answer)
 #   KEEP_DAEMON=1   leave dockerd running at exit
+#   GLM53_DEBIAN_MIRROR  Debian archive for the test images (default: the one this machine's apt uses)
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=${GLM53_WORK:-/var/tmp/glm53-ci}
@@ -210,8 +211,51 @@ build_image() {  # tag suite mirror-line [mmdebstrap options...]
   echo "built $tag"
 }
 
+# debian_mirror SUITE: the Debian archive this machine's own apt uses for SUITE (one-line sources.list
+# and deb822 .sources files, as apt reads them), or $GLM53_DEBIAN_MIRROR when set; deb.debian.org if
+# the machine's apt names none. Behind a proxy, apt's Acquire::http::Proxy is passed on to mmdebstrap.
+debian_mirror() {
+  local suite=$1 uri=${GLM53_DEBIAN_MIRROR:-} etc=${GLM53_APT_ETC:-/etc/apt}
+  if [ -z "$uri" ]; then
+    uri=$(python3 - "$suite" "$etc/sources.list" "$etc"/sources.list.d/*.list "$etc"/sources.list.d/*.sources <<'PY'
+import re, sys
+suite, paths = sys.argv[1], sys.argv[2:]
+def stanzas(path, text):
+    if path.endswith(".sources"):
+        for block in re.split(r"\n\s*\n", text):
+            f = {}
+            for line in block.splitlines():
+                m = re.match(r"([A-Za-z-]+):\s*(.*)", line)
+                if m and not line.startswith("#"):
+                    f[m.group(1).lower()] = m.group(2).split()
+            if "deb" in f.get("types", []) and f.get("enabled", ["yes"]) != ["no"]:
+                yield f.get("uris", []), f.get("suites", [])
+    else:
+        for line in text.splitlines():
+            m = re.match(r"\s*deb\s+(?:\[[^]]*\]\s+)?(\S+)\s+(\S+)", line)
+            if m:
+                yield [m.group(1)], [m.group(2)]
+for path in paths:
+    try:
+        text = open(path).read()
+    except OSError:
+        continue
+    for uris, suites in stanzas(path, text):
+        if suite in suites and uris:
+            print(uris[0]); sys.exit(0)
+PY
+)
+  fi
+  echo "${uri:-http://deb.debian.org/debian}"
+}
+
 ensure_images() {
-  build_image "$GLM53_IMAGE_BOOKWORM" bookworm "deb http://deb.debian.org/debian bookworm main"
+  local mirror proxy opts=()
+  mirror=$(debian_mirror bookworm)
+  proxy=$(apt-config dump 2>/dev/null | sed -n 's/^Acquire::http::Proxy "\(.*\)";$/\1/p' | head -1)
+  [ -n "$proxy" ] && opts+=("--aptopt=Acquire::http::Proxy \"$proxy\";")
+  echo "Debian mirror for the test images: $mirror (GLM53_DEBIAN_MIRROR overrides)${proxy:+; apt proxy $proxy passed on}"
+  build_image "$GLM53_IMAGE_BOOKWORM" bookworm "deb $mirror bookworm main" "${opts[@]}"
   if [ "${WITH_JAMMY:-0}" != 1 ]; then
     echo "SKIP ubuntu 22.04 image: optional (the Ubuntu archive is not a promised registry); WITH_JAMMY=1 builds it"
   else
@@ -221,7 +265,7 @@ ensure_images() {
     fi
     local K="$WORK/apt-trixie"
     mkdir -p "$K/lists/partial" "$K/cache/archives/partial"
-    echo 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main' >"$K/sources.list"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie main" >"$K/sources.list"
     local KA=(-o Dir::Etc::SourceList="$K/sources.list" -o Dir::Etc::SourceParts=/dev/null
               -o Dir::State::Lists="$K/lists" -o Dir::Cache="$K/cache" -o APT::Sandbox::User=root)
     apt-get "${KA[@]}" -qq update
