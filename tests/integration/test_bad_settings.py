@@ -130,6 +130,7 @@ SITE = {
     "probes-request-negative": ({"probes_needle_request_timeout": -1}, ["probes_needle_request_timeout=-1"]),
     "probes-relative-evidence": ({"probes_evidence_dir": "evidence"}, ["probes_evidence_dir=\"evidence\""]),
     "probes-relative-report": ({"probes_report_dir": "report"}, ["probes_report_dir=\"report\""]),
+    "output-dir-relative": ({"glm53_output_dir": "out"}, ["glm53_output_dir=\"out\""]),
     "probes-needle-max-10": ({"probes_needle_max_tokens": 10}, ["probes_needle_max_tokens=10"]),
     # vllm_fork
     "fork-min-head": ({"vllm_fork_minimum_commit": "HEAD"}, ["vllm_fork_minimum_commit=\"HEAD\" is not a commit"]),

@@ -1,0 +1,138 @@
+"""What a user meets first: a plain clone runs its playbooks as the README says, and the tarball installs into a
+fresh path and is reusable by FQCN from a playbook outside the repository. (ansible-test sanity runs on that
+installed tarball in the `sanity` stage of hack/test.sh.)"""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+from testlib import REPO
+
+BIN = os.path.dirname(sys.executable)
+# Nothing of ours in the environment: no ANSIBLE_* variable, a HOME with no collections in it.
+CLEAN_ENV = {"PATH": BIN + ":/usr/bin:/bin", "LANG": "C.UTF-8"}
+PLAYBOOKS = ["site.yml"] + sorted(os.path.relpath(p, REPO) for p in glob.glob(os.path.join(REPO, "playbooks", "*.yml")))
+# What a run, a test or a lint leaves in a checkout; none of it may be packed.
+LEFTOVERS = ["build/demo/report/report.html", "glm53-output/report/report.html", "glm53-output/wheelhouse/x.whl",
+             ".ansible/tmp/x", ".pytest_cache/v/x", "plugins/modules/__pycache__/x.cpython-312.pyc",
+             "tests/standin/build/lib/x.py", "tests/standin/vllm_standin.egg-info/PKG-INFO", "tests/output/x.xml",
+             "changelogs/.plugin-cache.yaml", "glm53-serving-0.0.9.tar.gz"]
+
+
+def run(cmd, cwd, home, env=None, check=True):
+    """Run with nothing of ours in the environment but HOME (and what env adds)."""
+    proc = subprocess.run(cmd, cwd=cwd, env={**CLEAN_ENV, "HOME": str(home), **(env or {})},
+                          capture_output=True, text=True)
+    if check:
+        assert proc.returncode == 0, "%s failed (%d):\n%s\n%s" % (cmd, proc.returncode, proc.stdout[-3000:],
+                                                                  proc.stderr[-3000:])
+    return proc
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory):
+    """git clone of this repository, with the working tree's uncommitted changes laid over it."""
+    root = tmp_path_factory.mktemp("clone")
+    dest = root / "serving-checkout"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", REPO, str(dest)], check=True)
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                           check=True, capture_output=True).stdout.split(b"\0")
+    for name in filter(None, (f.decode() for f in files)):
+        src = os.path.join(REPO, name)
+        if os.path.islink(src) or not os.path.exists(src):
+            continue
+        os.makedirs(os.path.dirname(dest / name), exist_ok=True)
+        shutil.copy2(src, dest / name)
+    home = root / "home"
+    home.mkdir()
+    return dest, home
+
+
+@pytest.mark.parametrize("playbook", PLAYBOOKS)
+def test_plain_clone_runs_each_playbook(clone, playbook):
+    dest, home = clone
+    run(["ansible-playbook", playbook, "-i", "inventory.example", "--syntax-check"], dest, home)
+
+
+def test_plain_clone_lists_the_roles_tasks(clone):
+    dest, home = clone
+    out = run(["ansible-playbook", "site.yml", "-i", "inventory.example", "--list-tasks"], dest, home).stdout
+    for role in ("preflight", "venv", "flashinfer", "vllm_fork", "model", "serve", "service", "probes", "monitoring"):
+        assert "glm53.serving.%s : " % role in out, role
+
+
+def test_without_the_link_a_clone_cannot_find_itself(clone, tmp_path):
+    """The control: the same clone less ansible.cfg and collections/ fails as the issue saw."""
+    dest, home = clone
+    bare = tmp_path / "bare"
+    shutil.copytree(dest, bare, symlinks=True, ignore=shutil.ignore_patterns(".git", "collections", "ansible.cfg"))
+    proc = run(["ansible-playbook", "playbooks/verify.yml", "-i", "inventory.example", "--syntax-check"], bare, home,
+               check=False)
+    assert proc.returncode != 0 and "glm53.serving.probes" in proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def tarball(clone, tmp_path_factory):
+    dest, home = clone
+    for name in LEFTOVERS:
+        os.makedirs(os.path.dirname(dest / name), exist_ok=True)
+        (dest / name).write_text("left behind\n")
+    out = tmp_path_factory.mktemp("dist")
+    run(["ansible-galaxy", "collection", "build", "--output-path", str(out), "."], dest, home)
+    (path,) = glob.glob(str(out / "glm53-serving-*.tar.gz"))
+    return dest, home, path
+
+
+def test_tarball_packs_only_the_collection(tarball):
+    dest, _, path = tarball
+    tracked = set(subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True,
+                                 check=True).stdout.split())
+    with tarfile.open(path) as tar:
+        packed = {m.name for m in tar.getmembers() if m.isfile()} - {"MANIFEST.json", "FILES.json"}
+    assert not {n for n in packed if n not in tracked and not os.path.exists(os.path.join(REPO, n))}, \
+        "packed files that are neither tracked nor new: a leftover got in"
+    assert not packed & set(LEFTOVERS)
+    assert {n for n in packed if n.startswith("tests/")} == {"tests/sanity/ignore-2.21.txt"}
+    assert not {n for n in packed if n.split("/")[0] in ("molecule", "hack", "collections", ".ci", ".config")}
+    for must in ("LICENSE", "README.md", "meta/runtime.yml", "playbooks/site.yml", "roles/serve/tasks/main.yml",
+                 "plugins/modules/vllm_needle.py", "changelogs/changelog.yaml"):
+        assert must in packed, must
+    assert os.path.getsize(path) < 1_000_000, "%d bytes" % os.path.getsize(path)
+
+
+def test_installed_tarball_is_reusable_by_fqcn_from_outside(tarball, tmp_path):
+    _, home, path = tarball
+    fresh = tmp_path / "fresh"
+    run(["ansible-galaxy", "collection", "install", "--offline", "-p", str(fresh), path], tmp_path, home)
+    assert (fresh / "ansible_collections/glm53/serving/MANIFEST.json").is_file()
+    user = tmp_path / "my-fleet"
+    user.mkdir()
+    shutil.copy(os.path.join(REPO, "playbooks/examples/fleet_reuse.yml"), user / "fleet.yml")
+    shutil.copy(os.path.join(REPO, "inventory.example"), user / "hosts")
+    env = {"ANSIBLE_COLLECTIONS_PATH": str(fresh)}
+    text = (user / "fleet.yml").read_text()
+    for fqcn in ("glm53.serving.preflight", "glm53.serving.serve", "glm53.serving.service",
+                 "glm53.serving.vllm_health", "glm53.serving.vllm_chat_probe"):
+        assert fqcn in text
+    run(["ansible-playbook", "fleet.yml", "-i", "hosts", "--syntax-check"], user, home, env)
+    # The collection's own playbooks, by name, from the installed copy.
+    run(["ansible-playbook", "glm53.serving.site", "-i", "hosts", "--syntax-check"], user, home, env)
+    out = run(["ansible-doc", "-t", "module", "-l", "glm53.serving"], user, home, env).stdout
+    listed = sorted(line.split()[0] for line in out.splitlines() if line.startswith("glm53.serving."))
+    shipped = sorted("glm53.serving." + os.path.basename(p)[:-3]
+                     for p in glob.glob(os.path.join(REPO, "plugins/modules/*.py")))
+    assert listed == shipped
+
+
+def test_readme_shows_the_reuse_example():
+    """The README's "Using this collection" example is this file, so what it shows is what the test ran."""
+    readme = open(os.path.join(REPO, "README.md")).read()
+    body = open(os.path.join(REPO, "playbooks/examples/fleet_reuse.yml")).read()
+    tasks = body[body.index("- name:"):]
+    assert tasks in readme
