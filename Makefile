@@ -1,5 +1,5 @@
 # glm53.serving: the two commands from the README, and their parts.
-.PHONY: test demo demo-clean lint sanity pytest contract molecule verdicts help
+.PHONY: test demo demo-clean lint sanity pytest contract molecule verdicts lock help
 
 help:
 	@echo "make demo        converge site.yml onto a local systemd container with the stand-in engine"
@@ -10,6 +10,7 @@ help:
 	@echo "make pytest      pytest: unit tests and the role tests run by ansible-playbook on this machine"
 	@echo "make contract    the serve role and vllm_serve_args against the real vLLM 0.28.0 (CPU)"
 	@echo "make molecule    every molecule scenario (SCENARIOS=\"default tmux\" for some)"
+	@echo "make lock        re-resolve the tool venv's ranges into hack/constraints.txt (then review and make test)"
 	@echo "make verdicts    the probe verdict corpus as a table (0 false passes, 0 false failures)"
 
 test:
@@ -38,3 +39,6 @@ molecule:
 
 verdicts:
 	STAGES=verdicts bash hack/test.sh
+
+lock:
+	bash hack/lock.sh

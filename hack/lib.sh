@@ -16,13 +16,15 @@ VENV=$WORK/venv
 T0=${T0:-$(date +%s)}
 mkdir -p "$WORK"
 
-# Pins for the controller toolchain. ansible-core 2.21 needs Python >= 3.12.
+# Ranges for the controller toolchain (ansible-core 2.21 needs Python >= 3.12); hack/constraints.txt locks
+# them and everything they pull in to exact versions (`make lock` refreshes it).
 CORE_PIN='ansible-core>=2.21,<2.22'
 BUNDLE_PIN='ansible>=14,<15'
 TOOL_PINS=(
   'molecule>=26,<27' 'molecule-plugins[docker]>=26' 'pytest-testinfra>=10,<11'
   'ansible-lint>=25' 'yamllint>=1.35' 'pytest>=8' 'pytest-xdist>=3' 'setuptools>=70'
   'prometheus-client>=0.20'  # the reference parser the collection's /metrics reader is tested against
+  'ansible-builder>=3.1,<4'  # makes the execution environment's build context in tests
 )
 # Packages inside the systemd test images. Changing this list changes the image tag.
 IMAGE_PACKAGES=python3,python3-venv,systemd,systemd-sysv,dbus,sudo,tmux,procps,psmisc,iproute2,ca-certificates,git,curl
@@ -65,7 +67,7 @@ find_python() {
 
 ensure_venv() {
   local stamp want py
-  want=$(printf '%s\n' "$CORE_PIN" "${TOOL_PINS[@]}" | sha1sum | cut -c1-10)
+  want=$( (printf '%s\n' "$CORE_PIN" "${TOOL_PINS[@]}"; cat "$REPO/hack/constraints.txt") | sha1sum | cut -c1-10)
   stamp=$VENV/.glm53-pins
   if [ -x "$VENV/bin/ansible" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
     :
@@ -75,7 +77,7 @@ ensure_venv() {
     rm -rf "$VENV"
     "$py" -m venv "$VENV"
     "$VENV/bin/pip" install -q --upgrade pip
-    "$VENV/bin/pip" install -q "$CORE_PIN" "${TOOL_PINS[@]}"
+    "$VENV/bin/pip" install -q -c "$REPO/hack/constraints.txt" "$CORE_PIN" "${TOOL_PINS[@]}"
     echo "$want" >"$stamp"
   fi
   # shellcheck disable=SC1091

@@ -46,7 +46,7 @@ stage_sanity() {
   echo "sanity on $(basename "$tarball") installed at $dest ($(find "$dest" -type f | wc -l) files)"
   if [ ! -x "$svenv/bin/ansible-test" ]; then
     py=$(find_python 12 99) || return 1
-    "$py" -m venv "$svenv" && "$svenv/bin/pip" install -q --upgrade pip && "$svenv/bin/pip" install -q "$CORE_PIN" || return 1
+    "$py" -m venv "$svenv" && "$svenv/bin/pip" install -q --upgrade pip && "$svenv/bin/pip" install -q -c hack/constraints.txt "$CORE_PIN" || return 1
   fi
   ver=$("$svenv/bin/python" -c 'import ansible_test._internal.python_requirements as r, inspect, re; print(re.search(r"pip=.([0-9.]+).", inspect.getsource(r)).group(1))') || return 1
   mkdir -p "$HOME/.ansible/test/cache"

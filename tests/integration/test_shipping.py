@@ -136,3 +136,32 @@ def test_readme_shows_the_reuse_example():
     body = open(os.path.join(REPO, "playbooks/examples/fleet_reuse.yml")).read()
     tasks = body[body.index("- name:"):]
     assert tasks in readme
+
+
+def test_execution_environment_context(tarball, tmp_path):
+    """ansible-builder makes the build context from execution-environment.yml; its galaxy stage, replayed here
+    (the mv, then the install from the generated requirements.yml), installs the collection from the tarball.
+    Building the image itself needs the base image's registry, which is not reachable here."""
+    dest, home, path = tarball
+    work = tmp_path / "ee"
+    work.mkdir()
+    shutil.copy(os.path.join(REPO, "execution-environment.yml"), work)
+    shutil.copy(path, work)
+    run([os.path.join(BIN, "ansible-builder"), "create", "-f", "execution-environment.yml", "-c", "ctx",
+         "--output-filename", "Containerfile"], work, home)
+    containerfile = (work / "ctx/Containerfile").read_text()
+    steps = [line for line in containerfile.splitlines() if line.startswith(("COPY", "RUN"))]
+    i = steps.index("COPY _build/collection/ /build/")
+    assert steps[i + 1] == "RUN mv /build/glm53-serving-*.tar.gz /build/glm53-serving.tar.gz"
+    assert any("ansible-galaxy collection install" in s and "-r requirements.yml" in s for s in steps[i:])
+    assert "ansible-core>=2.21,<2.22" in containerfile
+    # Replay the galaxy stage: /build is the context's _build/collection plus _build.
+    build = tmp_path / "build"
+    shutil.copytree(work / "ctx/_build", build)
+    (tarball_copy,) = glob.glob(str(work / "ctx/_build/collection/glm53-serving-*.tar.gz"))
+    shutil.copy(tarball_copy, build / "glm53-serving.tar.gz")
+    req = (build / "requirements.yml").read_text().replace("/build/", str(build) + "/")
+    (build / "requirements.yml").write_text(req)
+    run(["ansible-galaxy", "collection", "install", "--offline", "-r", "requirements.yml", "-p",
+         str(tmp_path / "usr-share")], build, home)
+    assert (tmp_path / "usr-share/ansible_collections/glm53/serving/roles/serve/tasks/main.yml").is_file()
