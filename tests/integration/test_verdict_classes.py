@@ -69,6 +69,7 @@ def run(tmp_path_factory, request):
 def test_class_verdict(run, host):
     proc, tmp = run
     _behaviour, ok, part, signal = CLASSES[host]
+    assert (tmp / "report" / ("%s.json" % host)).is_file(), proc.stdout[-4000:]
     ev = json.loads((tmp / "report" / ("%s.json" % host)).read_text())
     assert ev["passed"] is ok, (host, ev["failures"])
     failed_line = "Probes failed on %s:" % host
