@@ -25,6 +25,7 @@ TOOL_PINS=(
   'ansible-lint>=25' 'yamllint>=1.35' 'pytest>=8' 'pytest-xdist>=3' 'setuptools>=70'
   'prometheus-client>=0.20'  # the reference parser the collection's /metrics reader is tested against
   'ansible-builder>=3.1,<4'  # makes the execution environment's build context in tests
+  'antsibull-changelog>=0.30,<1'  # lints the changelog fragments and cuts releases
 )
 # Packages inside the systemd test images. Changing this list changes the image tag.
 IMAGE_PACKAGES=python3,python3-venv,systemd,systemd-sysv,dbus,sudo,tmux,procps,psmisc,iproute2,ca-certificates,git,curl

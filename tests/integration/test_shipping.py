@@ -49,6 +49,10 @@ def clone(tmp_path_factory):
             continue
         os.makedirs(os.path.dirname(dest / name), exist_ok=True)
         shutil.copy2(src, dest / name)
+    committed = subprocess.run(["git", "ls-files", "-z"], cwd=dest, check=True, capture_output=True).stdout
+    for name in filter(None, (f.decode() for f in committed.split(b"\0"))):
+        if not os.path.lexists(os.path.join(REPO, name)):  # deleted in the working tree, not yet committed
+            os.unlink(dest / name)
     home = root / "home"
     home.mkdir()
     return dest, home
