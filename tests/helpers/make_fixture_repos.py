@@ -9,7 +9,8 @@ DEST/vllm-glm53.git  bare "fork": the vLLM stand-in (tests/standin) with a reali
 DEST/flashinfer.git  bare "FlashInfer": a tiny flashinfer-python package with a submodule (3rdparty/spdlog)
                      whose build writes flashinfer/_build_meta.py (__git_version__) as the real one does.
 DEST/spdlog.git      the submodule.
-DEST/commits.json    the hashes: base, mhc, longctx, minimum, descendant, side, flashinfer.
+DEST/commits.json    the hashes: base, mhc, longctx, minimum, descendant, broken (a descendant on the branch
+                     broken-release whose engine answers garbage), side, flashinfer.
 Standard library and the git CLI only, so it runs inside the test containers too.
 """
 import json
@@ -106,6 +107,12 @@ def main(standin, dest):
     hashes["longctx"] = commit(fork, "bound indexer MQA logits memory; fix long-context prefill crashes", "005c57e0d")
     hashes["minimum"] = commit(fork, "skip indexer checkpoint tensors when index_topk=null", "f2935ce32")
     hashes["descendant"] = commit(fork, "later fix on the same branch", "descendant")
+    # A later commit whose engine is broken: it starts, but answers garbage (as a bad real build would).
+    git(fork, "checkout", "-q", "-b", "broken-release")
+    with open(os.path.join(fork, "vllm", "standin", "release_defaults.py"), "a") as f:
+        f.write('BEHAVIOUR = "gibberish"  # the broken build\n')
+    hashes["broken"] = commit(fork, "a later change that breaks generation", "broken")
+    git(fork, "checkout", "-q", "sm89-longctx-fix-v2")
     git(fork, "checkout", "-q", "-b", "side-experiment", hashes["base"])
     hashes["side"] = commit(fork, "an experiment that is not on the fixed branch", "side")
     git(fork, "checkout", "-q", "sm89-longctx-fix-v2")

@@ -3,6 +3,7 @@ that is reached from outside a role is specced."""
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 
@@ -56,9 +57,26 @@ def test_derived_defaults_refer_to_their_owner(owner):
 
 
 def test_owners_are_set_from_literals_not_from_other_roles():
+    """An owner is a literal, or derived from its own role's variables only (venv_path from the release)."""
     for owner in OWNERS:
         if owner in DEFAULTS and owner != "venv_runtime_env":
-            assert "{{" not in str(DEFAULTS[owner]), "%s, an owner, is derived: %r" % (owner, DEFAULTS[owner])
+            role = owner.split("_")[0]
+            used = set(re.findall(r"\b([a-z]+_[a-z0-9_]+)\b", str(DEFAULTS[owner]))) & set(DEFAULTS)
+            assert all(name.startswith(role + "_") for name in used), \
+                "%s, an owner, is derived from another role: %r" % (owner, DEFAULTS[owner])
+
+
+def test_fallbacks_equal_their_owners_defaults():
+    """`other_role_var | default('x')` must fall back to the other role's own default, so a value is the same
+    whether or not that role is in the play (the release name depends on it)."""
+    checked = 0
+    for name, value in DEFAULTS.items():
+        for ref, literal in re.findall(r"\b([a-z]+_[a-z0-9_]+) \| default\('([^']*)'\)", value if isinstance(value, str) else json.dumps(value)):
+            if ref in DEFAULTS and "{{" not in str(DEFAULTS[ref]) and not isinstance(DEFAULTS[ref], (list, dict)):
+                assert str(DEFAULTS[ref]) == literal, "%s falls back to %r, but %s defaults to %r" % (
+                    name, literal, ref, DEFAULTS[ref])
+                checked += 1
+    assert checked >= 10
 
 
 def test_no_two_roles_hard_code_the_same_setting():

@@ -8,8 +8,9 @@ KV cache on sm89, max_model_len above the model's derived length) fail the proce
 
 Knobs (environment):
   VLLM_STANDIN_LOAD_DELAY          seconds of emulated weight loading (default 0)
-  VLLM_STANDIN_BEHAVIOUR           good (default), or a known-bad or adversarial answer style: the list
-                                   and what each does are in vllm/standin/behaviour.py
+  VLLM_STANDIN_BEHAVIOUR           good (default; a build may change it in vllm/standin/release_defaults.py),
+                                   or a known-bad or adversarial answer style: the list and what each does
+                                   are in vllm/standin/behaviour.py
   VLLM_STANDIN_DIE_AFTER           the engine dies after N chat completions: /health -> 503,
                                    in-flight requests -> 500, then the process exits (status 0,
                                    as vLLM does: vllm-project/vllm#48966)
@@ -39,6 +40,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from vllm.reasoning import ReasoningParserManager
 from vllm.standin import behaviour as behaviours
+from vllm.standin import release_defaults
 from vllm.standin.shm import ShmBlocks
 from vllm.standin.tokenizer import Tokenizer, last_user_text, render_chat
 from vllm.tool_parsers import ToolParserManager
@@ -452,7 +454,7 @@ def run_server(args) -> int:
               "folder or the repo_id of a model on the Hub.")
     MODEL_PATH[0] = model
     served = args.served_model_name or [model]
-    behaviour = os.environ.get("VLLM_STANDIN_BEHAVIOUR", "good")
+    behaviour = os.environ.get("VLLM_STANDIN_BEHAVIOUR") or release_defaults.BEHAVIOUR or "good"
     if behaviour not in behaviours.BEHAVIOURS:
         _fail(f"VLLM_STANDIN_BEHAVIOUR={behaviour!r}: choose one of {', '.join(behaviours.BEHAVIOURS)}")
     die_after = os.environ.get("VLLM_STANDIN_DIE_AFTER")
