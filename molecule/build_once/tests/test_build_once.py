@@ -4,8 +4,14 @@ import json
 import os
 import re
 
-VENV = "/opt/glm53/venv"
 BUILDER = "glm53-once1"
+
+
+def release_venv(host):
+    """The one release the build made (releases side by side: /opt/glm53/releases/<id>/venv)."""
+    venvs = host.check_output("ls -d /opt/glm53/releases/*/venv").split()
+    assert len(venvs) == 1, venvs
+    return venvs[0]
 
 
 def test_only_the_builder_compiled_once_per_component(host):
@@ -32,8 +38,11 @@ def test_every_host_imports_the_relayed_wheels(host):
 
 def test_the_installed_engine_is_the_branch_head_from_site_packages(host):
     commits = json.loads(host.file("/srv/mirrors/commits.json").content_string)
-    assert host.check_output(VENV + "/bin/vllm --version").endswith("+g" + commits["descendant"][:9])
-    where = host.check_output(VENV + "/bin/python -c 'import vllm, flashinfer; print(vllm.__file__, "
+    venv = release_venv(host)
+    assert json.loads(host.file(os.path.dirname(venv) + "/release.json").content_string)["pins"]["build_mode"] \
+        == "wheel/wheel"
+    assert host.check_output(venv + "/bin/vllm --version").endswith("+g" + commits["descendant"][:9])
+    where = host.check_output(venv + "/bin/python -c 'import vllm, flashinfer; print(vllm.__file__, "
                               "flashinfer.__git_version__)'")
     path, fi_commit = where.split()
     assert "/site-packages/vllm/" in path and fi_commit == commits["flashinfer"]

@@ -14,7 +14,11 @@ def test_engine_runs_as_a_systemd_service(host):
     main_pid = host.run("systemctl show -p MainPID --value vllm-glm53").stdout.strip()
     assert main_pid != "0"
     cmdline = host.file(f"/proc/{main_pid}/cmdline").content_string.replace("\0", " ")
-    assert cmdline.startswith("/opt/glm53/venv/bin/python") and "/opt/glm53/venv/bin/vllm serve" in cmdline
+    # The engine runs from the current release (releases side by side under /opt/glm53/releases).
+    release = host.file("/opt/glm53/releases/current").linked_to
+    assert release.startswith("/opt/glm53/releases/") and host.file(release + "/release.json").exists
+    venv = release + "/venv"
+    assert cmdline.startswith(venv + "/bin/python") and venv + "/bin/vllm serve" in cmdline
     assert host.process.get(pid=int(main_pid)).user == "glm53"
 
 

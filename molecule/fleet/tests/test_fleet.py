@@ -29,6 +29,70 @@ def down_window(host, start=0.0, end=float("inf")):
     return down[0], down[-1]
 
 
+@pytest.fixture(scope="module")
+def broken():
+    with open(os.path.join(EPH, "broken.json")) as f:
+        return json.load(f)
+
+
+def down_segments(host, start=0.0, end=float("inf")):
+    """Each stretch of consecutive poller rounds in which the host did not answer /health: (first, last)."""
+    segments, current = [], None
+    for r in rounds():
+        if not start <= r["wall"] < end:
+            continue
+        if not r["up"][host]:
+            current = (current[0] if current else r["wall"], r["wall"])
+        elif current:
+            segments.append(current)
+            current = None
+    if current:
+        segments.append(current)
+    return segments
+
+
+def test_an_upgrade_is_down_no_longer_than_a_restart(upgrade, broken):
+    """The new release is built before the drain: each host's upgrade window is a restart's (within 1.2x)."""
+    restart = {h: [e - s for s, e in down_segments(h, 0.0, upgrade["start"])] for h in HOSTS}
+    moved = {h: [e - s for s, e in down_segments(h, upgrade["start"], broken["start"])] for h in HOSTS}
+    print("rolling restart window per host (s): " + ", ".join("%s %.1f" % (h, sum(w)) for h, w in restart.items()))
+    print("rolling upgrade window per host (s): " + ", ".join("%s %.1f" % (h, sum(w)) for h, w in moved.items())
+          + " (%s the builder)" % HOSTS[0])
+    worst_restart = max(sum(w) for w in restart.values())
+    for h in HOSTS:
+        assert len(restart[h]) == 1 and len(moved[h]) == 1, (restart, moved)
+        assert moved[h][0] <= 1.2 * worst_restart, "%s was down %.1f s in the upgrade, restarts took %.1f s" % (
+            h, moved[h][0], worst_restart)
+
+
+def test_a_broken_release_rolls_back_and_stops_the_upgrade(host, upgrade, broken):
+    name = host.backend.get_hostname()
+    assert broken["rc"] != 0
+    assert "+g" + broken["descendant"][:9] in broken["version_after"][name], broken["version_after"]
+    if name == HOSTS[0]:
+        match = re.search(r"rolled back from (\S+) to (\S+) because (.*?)(?:\. It serves again|\\n|\n)",
+                          broken["output"])
+        assert match, broken["output"][-3000:]
+        assert match.group(1).startswith(broken["broken"][:10]) and match.group(2).startswith(broken["descendant"][:10])
+        assert "repeated_ngram" in match.group(3) or "Probes failed" in match.group(3), match.group(3)
+        assert broken["pid_after"][name] != broken["pid_before"][name]
+        current = host.file("/opt/glm53/releases/current").linked_to
+        assert os.path.basename(current) == match.group(2), "current is not the release it rolled back to"
+        report = json.load(open(os.path.join(EPH, "broken-report", name + ".json")))
+        assert report["passed"] and any("rolled back from" in n for n in report["notes"]), report
+        assert "+g" + broken["descendant"][:9] in report["engine_version"]
+        segments = down_segments(name, broken["start"])
+        restart = max(e - s for h in HOSTS for s, e in down_segments(h, 0.0, upgrade["start"]))
+        print("broken upgrade on %s: down %s s; the rollback's window %.1f s (restart %.1f s)" % (
+            name, ", ".join("%.1f" % (e - s) for s, e in segments), segments[-1][1] - segments[-1][0], restart))
+        assert segments[-1][1] - segments[-1][0] <= 1.2 * restart
+        print("releases on %s after the rollback:\n%s" % (name, broken["releases"]))
+    else:
+        assert broken["pid_after"][name] == broken["pid_before"][name], "the upgrade went on past the failed host"
+        play = broken["output"].split("PLAY [Rolling upgrade of GLM-5.3 serving hosts]")[1].split("PLAY RECAP")[0]
+        assert name not in play
+
+
 def test_at_every_moment_at_least_n_minus_1_hosts_answered():
     rs = rounds()
     assert len(rs) > 100, "the poller recorded only %d rounds" % len(rs)
@@ -40,8 +104,8 @@ def test_at_every_moment_at_least_n_minus_1_hosts_answered():
 
 
 @pytest.mark.parametrize("phase", ["rolling restart", "rolling upgrade"])
-def test_hosts_went_down_one_at_a_time_in_order(upgrade, phase):
-    span = (0.0, upgrade["start"]) if phase == "rolling restart" else (upgrade["start"], float("inf"))
+def test_hosts_went_down_one_at_a_time_in_order(upgrade, broken, phase):
+    span = (0.0, upgrade["start"]) if phase == "rolling restart" else (upgrade["start"], broken["start"])
     windows = [down_window(h, *span) for h in HOSTS]
     for before, after in zip(windows, windows[1:]):
         assert before[1] < after[0], windows
