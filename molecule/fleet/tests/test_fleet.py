@@ -65,6 +65,24 @@ def test_an_upgrade_is_down_no_longer_than_a_restart(upgrade, broken):
             h, moved[h][0], worst_restart)
 
 
+def test_rollback_on_demand_swaps_current_and_previous(upgrade, broken):
+    """rollback.yml on the first host, twice: back to the minimum commit's release, then forward again."""
+    with open(os.path.join(EPH, "rollback.json")) as f:
+        record = json.load(f)
+    back, forward = record["output"].split("PLAY RECAP")[1], record["output"].split("PLAY RECAP")[2]
+    for recap in (back, forward):
+        assert re.search(r"%s\s+: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=0" % HOSTS[0], recap), recap
+    back, forward = record["versions"]
+    assert "+g" + upgrade["minimum"][:9] in back and "+g" + upgrade["descendant"][:9] in forward, record["versions"]
+    segments = down_segments(HOSTS[0], record["start"], record["end"])
+    restart = max(e - s for h in HOSTS for s, e in down_segments(h, 0.0, upgrade["start"]))
+    print("rollback on demand on %s: down %s s (restart %.1f s)" % (
+        HOSTS[0], ", ".join("%.1f" % (e - s) for s, e in segments), restart))
+    assert len(segments) == 2 and all(e - s <= 1.2 * restart for s, e in segments)
+    for h in HOSTS[1:]:
+        assert not down_segments(h, record["start"], record["end"]), "%s went down in a rollback of %s" % (h, HOSTS[0])
+
+
 def test_a_broken_release_rolls_back_and_stops_the_upgrade(host, upgrade, broken):
     name = host.backend.get_hostname()
     assert broken["rc"] != 0
@@ -87,6 +105,8 @@ def test_a_broken_release_rolls_back_and_stops_the_upgrade(host, upgrade, broken
             name, ", ".join("%.1f" % (e - s) for s, e in segments), segments[-1][1] - segments[-1][0], restart))
         assert segments[-1][1] - segments[-1][0] <= 1.2 * restart
         print("releases on %s after the rollback:\n%s" % (name, broken["releases"]))
+        releases = [line.split()[-1] for line in broken["releases"].splitlines()[1:] if line.startswith("d")]
+        assert len(releases) == 2, "venv_releases_keep is 2: %s" % releases  # the serving one and the broken one
     else:
         assert broken["pid_after"][name] == broken["pid_before"][name], "the upgrade went on past the failed host"
         play = broken["output"].split("PLAY [Rolling upgrade of GLM-5.3 serving hosts]")[1].split("PLAY RECAP")[0]
