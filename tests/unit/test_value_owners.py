@@ -26,6 +26,7 @@ OWNERS = {
     "service_name": ["probes_service_name", "preflight_service_name", "serve_service_name"],
     "venv_service_user": ["service_user", "preflight_service_user", "flashinfer_service_user", "serve_service_user"],
     "venv_service_group": ["service_group"],
+    "venv_service_home": ["service_writable_paths"],
     "venv_path": ["flashinfer_venv_path", "vllm_fork_venv_path", "serve_venv_path"],
     "venv_python": ["preflight_python_interpreter"],
     "venv_runtime_env": ["flashinfer_runtime_env", "vllm_fork_runtime_env", "serve_runtime_env"],

@@ -1,6 +1,7 @@
 """Verify the default scenario: systemd as PID 1 and the engine answering as a systemd service."""
 import json
 import os
+import re
 
 
 def test_systemd_is_pid1(host):
@@ -110,3 +111,26 @@ def test_killed_engine_relaunched_with_residue_removed_and_decoy_kept(host):
     new_pid = host.check_output("systemctl show -p MainPID --value vllm-glm53")
     assert new_pid not in ("0", record["old_pid"])
     assert host.service("vllm-glm53").is_running
+
+
+def test_unit_exposure_is_at_most_5(host):
+    """systemd-analyze security on the running unit (the default profile, service_hardening=standard)."""
+    out = host.run("systemd-analyze security --no-pager vllm-glm53.service").stdout
+    level = float(re.search(r"Overall exposure level for vllm-glm53.service: ([0-9.]+)", out).group(1))
+    print("systemd-analyze security vllm-glm53.service (running, standard profile): %.1f" % level)
+    assert level <= 5.0
+
+
+def test_dry_runs_said_what_they_would_do():
+    """site.yml --check --diff: on the fresh host it said what it would build and start; converged, nothing."""
+    eph = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
+    fresh = open(os.path.join(eph, "dry-run-fresh.log")).read()
+    converged = open(os.path.join(eph, "dry-run-converged.log")).read()
+    for line in ("Would check out FlashInfer", "Would check out", "Would install, enable and start vllm-glm53.service",
+                 "The probes prove the engine after a real run"):
+        assert line in fresh, line
+    assert "+++ after" in fresh, "no diff shown"
+    fresh_recap = re.search(r"glm53-node1\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=0\s+failed=0", fresh)
+    converged_recap = re.search(r"glm53-node1\s+: ok=(\d+)\s+changed=0\s+unreachable=0\s+failed=0", converged)
+    assert fresh_recap and converged_recap
+    print("dry run, fresh host: changed=%s; converged host: changed=0" % fresh_recap.group(2))

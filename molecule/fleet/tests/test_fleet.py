@@ -30,6 +30,12 @@ def down_window(host, start=0.0, end=float("inf")):
 
 
 @pytest.fixture(scope="module")
+def rollback():
+    with open(os.path.join(EPH, "rollback.json")) as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
 def broken():
     with open(os.path.join(EPH, "broken.json")) as f:
         return json.load(f)
@@ -51,10 +57,10 @@ def down_segments(host, start=0.0, end=float("inf")):
     return segments
 
 
-def test_an_upgrade_is_down_no_longer_than_a_restart(upgrade, broken):
+def test_an_upgrade_is_down_no_longer_than_a_restart(upgrade, rollback):
     """The new release is built before the drain: each host's upgrade window is a restart's (within 1.2x)."""
     restart = {h: [e - s for s, e in down_segments(h, 0.0, upgrade["start"])] for h in HOSTS}
-    moved = {h: [e - s for s, e in down_segments(h, upgrade["start"], broken["start"])] for h in HOSTS}
+    moved = {h: [e - s for s, e in down_segments(h, upgrade["start"], rollback["start"])] for h in HOSTS}
     print("rolling restart window per host (s): " + ", ".join("%s %.1f" % (h, sum(w)) for h, w in restart.items()))
     print("rolling upgrade window per host (s): " + ", ".join("%s %.1f" % (h, sum(w)) for h, w in moved.items())
           + " (%s the builder)" % HOSTS[0])
@@ -65,10 +71,9 @@ def test_an_upgrade_is_down_no_longer_than_a_restart(upgrade, broken):
             h, moved[h][0], worst_restart)
 
 
-def test_rollback_on_demand_swaps_current_and_previous(upgrade, broken):
+def test_rollback_on_demand_swaps_current_and_previous(upgrade, rollback):
     """rollback.yml on the first host, twice: back to the minimum commit's release, then forward again."""
-    with open(os.path.join(EPH, "rollback.json")) as f:
-        record = json.load(f)
+    record = rollback
     back, forward = record["output"].split("PLAY RECAP")[1], record["output"].split("PLAY RECAP")[2]
     for recap in (back, forward):
         assert re.search(r"%s\s+: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=0" % HOSTS[0], recap), recap
@@ -124,8 +129,8 @@ def test_at_every_moment_at_least_n_minus_1_hosts_answered():
 
 
 @pytest.mark.parametrize("phase", ["rolling restart", "rolling upgrade"])
-def test_hosts_went_down_one_at_a_time_in_order(upgrade, broken, phase):
-    span = (0.0, upgrade["start"]) if phase == "rolling restart" else (upgrade["start"], broken["start"])
+def test_hosts_went_down_one_at_a_time_in_order(upgrade, rollback, phase):
+    span = (0.0, upgrade["start"]) if phase == "rolling restart" else (upgrade["start"], rollback["start"])
     windows = [down_window(h, *span) for h in HOSTS]
     for before, after in zip(windows, windows[1:]):
         assert before[1] < after[0], windows
