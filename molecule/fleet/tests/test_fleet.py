@@ -112,6 +112,9 @@ def test_a_broken_release_rolls_back_and_stops_the_upgrade(host, upgrade, broken
         print("releases on %s after the rollback:\n%s" % (name, broken["releases"]))
         releases = [line.split()[-1] for line in broken["releases"].splitlines()[1:] if line.startswith("d")]
         assert len(releases) == 2, "venv_releases_keep is 2: %s" % releases  # the serving one and the broken one
+        sizes = [int(line.split()[0]) for line in broken["releases"].splitlines() if re.match(r"\d+\s+/opt/", line)]
+        print("disk per release (MiB, the stand-in's venv and checkouts): %s" % sizes)
+        assert len(sizes) == 2
     else:
         assert broken["pid_after"][name] == broken["pid_before"][name], "the upgrade went on past the failed host"
         play = broken["output"].split("PLAY [Rolling upgrade of GLM-5.3 serving hosts]")[1].split("PLAY RECAP")[0]
