@@ -90,13 +90,11 @@ def test_serve_script_and_private_env_file(host):
 def test_engine_unit_is_hardened_and_verified(host):
     unit = host.file("/etc/systemd/system/vllm-glm53.service").content_string
     for line in ("KillMode=mixed", "Restart=on-failure", "RestartForceExitStatus=0", "LimitMEMLOCK=infinity",
-                 "NoNewPrivileges=true", "ProtectSystem=full", "ProtectHome=true", "PrivateTmp=true",
+                 "NoNewPrivileges=true", "ProtectSystem=strict", "ProtectHome=true", "PrivateTmp=true",
+                 "CapabilityBoundingSet=\n", "RestrictNamespaces=true", "UMask=0077",
                  "TimeoutStartSec=900", "TimeoutStopSec=120", "User=glm53"):
         assert line in unit, line
     assert host.run("systemd-analyze verify /etc/systemd/system/vllm-glm53.service").rc == 0
-    exposure = host.run("systemd-analyze security --no-pager vllm-glm53.service")
-    print("systemd-analyze security vllm-glm53.service:\n" + exposure.stdout[-1200:])
-    assert "Overall exposure level" in exposure.stdout
 
 
 def test_killed_engine_relaunched_with_residue_removed_and_decoy_kept(host):
