@@ -14,9 +14,12 @@ description:
   - Waits through the load. vLLM binds its port at once but listens only when the engine is ready, so
     "connection refused" means "still loading", not failure. Polls every O(interval) seconds up to
     O(timeout) (tens of minutes; about 46 shards load in several minutes).
-  - If the server dies while waited on (the systemd unit fails or goes into auto-restart, the tmux session
-    or pane is gone, or the service role's supervisor marks its pane title as died, or C(/health) answers
-    503), fails at once with the last log lines instead of waiting out the timeout.
+  - With no O(service_manager), a server that dies while waited on (its O(pid) exits, or C(/health) answers
+    503) fails the wait at once, with the last log lines, instead of waiting out the timeout.
+  - Under a supervisor (O(service_manager) C(systemd) or C(tmux)) an engine that dies is relaunched: the wait
+    goes on through the relaunches (auto-restart, the pane title "died", a 503 before the exit) and fails
+    within a poll of the supervisor giving up (the unit failed or inactive, the pane title "gave up", the
+    session gone), with the journal's or the pane's last lines, instead of waiting out the timeout.
   - Once C(/health) answers 200, checks in layers; the served name is in C(/v1/models) and its
     C(max_model_len) equals O(max_model_len); optionally a 1-token chat completion.
 author:
@@ -150,11 +153,9 @@ def process_state(module):
         props = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
         active, sub = props.get("ActiveState"), props.get("SubState")
         if active == "failed":
-            return "unit %s failed (result %s)" % (name, props.get("Result"))
-        if sub == "auto-restart":
-            return "unit %s died and is waiting to be restarted (result %s, %s restarts)" % (
+            return "systemd gave up on unit %s (result %s, after %s automatic restarts)" % (
                 name, props.get("Result"), props.get("NRestarts"))
-        if active in ("inactive", "deactivating"):
+        if active == "inactive":
             return "unit %s is %s" % (name, active)
     elif manager == "tmux":
         rc, out, _err = module.run_command(["tmux", "list-panes", "-s", "-t", "=" + name, "-F",
@@ -164,10 +165,11 @@ def process_state(module):
         panes = [line.split(" ", 1) + [""] for line in out.splitlines() if line.strip()]
         if panes and all(p[0] == "1" for p in panes):
             return "every pane of tmux session %s is dead" % name
-        # the service role's supervisor titles its pane "glm53: died rc=N" while it waits to relaunch
-        died = [p[1] for p in panes if p[1].startswith("glm53: died") or p[1].startswith("glm53: gate failed")]
-        if died:
-            return "the engine in tmux session %s exited (%s); its supervisor will relaunch it" % (name, died[0])
+        # the service role's supervisor titles its pane "glm53: died rc=N" while it waits to relaunch, and
+        # "glm53: gave up ..." or "glm53: stopped" when it will not relaunch any more
+        done = [p[1] for p in panes if p[1].startswith(("glm53: gave up", "glm53: stopped"))]
+        if done:
+            return "the supervisor in tmux session %s stopped relaunching the engine (%s)" % (name, done[0])
     return None
 
 
@@ -231,7 +233,9 @@ def main():
         except ProbeConnectionRefused:
             why = "connection refused (still loading)"
         except ProbeHTTPError as exc:
-            if exc.status == 503:
+            if exc.status == 503 and p["service_manager"] != "none":
+                why = "HTTP 503: the engine is dead; its supervisor relaunches it"
+            elif exc.status == 503:
                 layers["health"] = "failed"
                 fail("/health answered 503: the engine is dead (EngineDeadError); vLLM exits shortly after. "
                      "See log_tail.")

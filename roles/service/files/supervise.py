@@ -6,21 +6,29 @@ what the systemd unit does: runs the relaunch gate, then the serve script as the
 environment file's variables, and relaunches it (in the same session) whenever it exits, as
 Restart=on-failure with RestartForceExitStatus=0 would (vLLM exits 0 after an engine death, vllm#48966).
 
+    supervise.py start CONFIG     start the named tmux session running "run", outside any login session
     supervise.py run CONFIG       the loop; the tmux session runs this as root
     supervise.py restart CONFIG   relaunch the engine in the same session; returns once the old one is gone
     supervise.py stop CONFIG      stop the engine and end the loop (the session closes)
     supervise.py status CONFIG    print the supervisor's and the engine's pids as JSON
 
-CONFIG is the JSON file the service role renders (name, user, group, script, env_file, gate argv,
-restart_sec, stop_timeout, state_dir). Every line the supervisor prints starts with "[glm53-supervise]";
-the pane's title says the state ("glm53: running pid N", "glm53: died rc=N"), which vllm_health reads to
-fail fast when the engine dies while it waits.
+CONFIG is the JSON file the service role renders (name, user, group, script, env_file, gate argv, ready
+argv, crash_state, restart_sec, stop_timeout, state_dir). Every line the supervisor prints starts with
+"[glm53-supervise]"; the pane's title says the state ("glm53: running pid N", "glm53: died rc=N",
+"glm53: gave up ..."), which vllm_health reads to fail as soon as the supervisor stops relaunching.
+
+Crash loops as in the unit: the gate counts the starts in a row that died before ready (the ready argv,
+run beside each launch, sets the count back to 0 once /health answers), waits the backoff, and after the
+tries writes CONFIG's crash_state + ".gave-up"; the supervisor then stops relaunching, says why in the log
+and the pane title, and waits for "stop" or "restart" (a restart tries afresh, as a manual systemctl
+restart does).
 """
 import grp
 import json
 import os
 import pwd
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -62,6 +70,22 @@ def read_pid(cfg, what):
         return pid
     except (OSError, ValueError):
         return None
+
+
+def write_state(cfg, state):
+    """launches and restarts (a restart is any launch after the first: NRestarts' counterpart)."""
+    path = os.path.join(cfg["state_dir"], "%s.supervise-state.json" % cfg["name"])
+    with open(path + ".tmp", "w") as f:
+        json.dump(state, f)
+    os.replace(path + ".tmp", path)
+
+
+def read_state(cfg):
+    try:
+        with open(os.path.join(cfg["state_dir"], "%s.supervise-state.json" % cfg["name"])) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
 
 
 def write_pid(cfg, what, pid):
@@ -128,6 +152,24 @@ class Supervisor:
         while time.monotonic() < end and not (self.stopping or self.restart_requested):
             time.sleep(0.2)
 
+    def call(self, argv):
+        """Run the gate; a stop or a relaunch request ends its wait or its backoff."""
+        proc = subprocess.Popen(argv)  # noqa: S603
+        while proc.poll() is None:
+            if self.stopping:
+                proc.terminate()
+                proc.wait()
+                return -1
+            time.sleep(0.2)
+        return proc.returncode
+
+    def gave_up(self):
+        try:
+            with open(self.cfg["crash_state"] + ".gave-up") as f:
+                return f.read().strip()
+        except (KeyError, OSError):
+            return None
+
     def run(self):
         cfg = self.cfg
         os.makedirs(cfg["state_dir"], exist_ok=True)
@@ -137,10 +179,24 @@ class Supervisor:
         signal.signal(signal.SIGHUP, self.on_stop)
         signal.signal(signal.SIGUSR1, self.on_restart)
         launches = 0
+        fresh = True  # the first start and a requested relaunch start the crash-loop count afresh
         while not self.stopping:
+            if self.restart_requested:
+                fresh = True
             self.restart_requested = False
             title("gate")
-            gate = subprocess.call(cfg["gate"])
+            gate = self.call(cfg["gate"] + (["--fresh"] if fresh else []))
+            fresh = False
+            if self.stopping:
+                break
+            reason = self.gave_up() if gate == 0 else None
+            if reason:
+                say(reason)
+                say("not relaunching; 'supervise.py restart' (or the playbook) tries again")
+                title("gave up after %s starts died before ready; see the log" % cfg.get("tries", "?"))
+                while not (self.stopping or self.restart_requested):
+                    time.sleep(0.2)
+                continue
             if gate != 0:
                 say("the relaunch gate failed (exit %d); retrying in %ss" % (gate, cfg["restart_sec"]))
                 title("gate failed rc=%d" % gate)
@@ -157,8 +213,10 @@ class Supervisor:
                 continue
             launches += 1
             write_pid(cfg, "engine", self.engine.pid)
+            write_state(cfg, {"launches": launches, "restarts": launches - 1})
             say("engine started: pid %d as %s (launch %d)" % (self.engine.pid, cfg["user"], launches))
             title("running pid %d" % self.engine.pid)
+            ready = subprocess.Popen(cfg["ready"]) if cfg.get("ready") else None  # noqa: S603
             while self.engine.poll() is None:
                 if self.term_sent_at and time.monotonic() - self.term_sent_at > cfg["stop_timeout"]:
                     say("engine outlived the %ss stop timeout: SIGKILL to its process group" % cfg["stop_timeout"])
@@ -166,6 +224,9 @@ class Supervisor:
                     self.term_sent_at = None
                 time.sleep(0.2)
             rc = self.engine.returncode
+            if ready is not None and ready.poll() is None:
+                ready.terminate()
+                ready.wait()
             self.kill_group()  # workers left behind by the main process (KillMode=mixed)
             self.term_sent_at = None
             if self.stopping:
@@ -198,17 +259,46 @@ def wait_gone(pid, timeout):
     return False
 
 
+def start(cfg, config_path):
+    """The tmux server in a scope of its own under system.slice, not in the caller's login session: logind
+    with KillUserProcesses=yes stops the session's scope at logout and kills everything in its cgroup,
+    whatever setsid or nohup did. Without systemd as init, setsid (a new session, no controlling tty)."""
+    name = cfg["name"]
+    if subprocess.call(["tmux", "has-session", "-t", "=" + name], stderr=subprocess.DEVNULL) == 0:
+        print("tmux session %s is already running" % name)
+        return 0
+    inner = " ".join(shlex.quote(word) for word in (sys.executable, os.path.abspath(__file__), "run",
+                                                     os.path.abspath(config_path)))
+    tmux = ["tmux", "new-session", "-d", "-s", name, "-x", "250", "-y", "50", inner, ";",
+            "pipe-pane", "-o", "-t", "=%s:" % name, "cat >> %s" % shlex.quote(cfg["log_file"])]
+    if os.path.isdir("/run/systemd/system") and shutil.which("systemd-run"):
+        scope = "%s-tmux.scope" % name
+        for _try in range(50):  # a scope whose server just exited is collected a moment later
+            if subprocess.call(["systemctl", "is-active", "--quiet", scope]) != 0:
+                break
+            time.sleep(0.2)
+        argv = ["systemd-run", "--scope", "--quiet", "--collect", "--slice=system.slice",
+                "--unit=%s-tmux" % name, "--description=tmux server of %s (glm53.serving)" % name, "--"] + tmux
+    else:
+        argv = ["setsid"] + tmux
+    rc = subprocess.call(argv)  # noqa: S603
+    print("started tmux session %s%s" % (name, " in %s-tmux.scope" % name if argv[0] == "systemd-run" else ""))
+    return rc
+
+
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("run", "restart", "stop", "status"):
+    if len(argv) != 3 or argv[1] not in ("start", "run", "restart", "stop", "status"):
         sys.stderr.write(__doc__)
         return 2
     with open(argv[2]) as f:
         cfg = json.load(f)
+    if argv[1] == "start":
+        return start(cfg, argv[2])
     if argv[1] == "run":
         return Supervisor(cfg).run()
     supervisor, engine = read_pid(cfg, "supervisor"), read_pid(cfg, "engine")
     if argv[1] == "status":
-        print(json.dumps({"supervisor": supervisor, "engine": engine}))
+        print(json.dumps({"supervisor": supervisor, "engine": engine, **read_state(cfg)}))
         return 0
     if supervisor is None:
         sys.stderr.write("no supervisor of %s is running\n" % cfg["name"])

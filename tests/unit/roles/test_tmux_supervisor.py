@@ -17,6 +17,8 @@ from testlib import REPO, free_port
 from ansible_collections.glm53.serving.plugins.modules import vllm_health
 
 SUPERVISE = os.path.join(REPO, "roles", "service", "files", "supervise.py")
+GATE = os.path.join(REPO, "roles", "service", "files", "relaunch_gate.py")
+PROCFS = os.path.join(REPO, "plugins", "module_utils", "_procfs.py")
 
 if shutil.which("tmux") is None:  # pragma: no cover - hack/lib.sh installs tmux
     raise RuntimeError("tmux is needed for these tests (make test installs it)")
@@ -27,7 +29,7 @@ def session(tmp_path):
     """start(script_body) -> config path; the session is killed afterwards whatever happened."""
     name = "glm53-test-%s" % uuid.uuid4().hex[:8]
 
-    def start(body, restart_sec=1):
+    def start(body, restart_sec=1, crash_loop=False, port=None):
         script = tmp_path / "engine.sh"
         script.write_text("#!/bin/bash\n" + body)
         script.chmod(0o755)
@@ -37,6 +39,16 @@ def session(tmp_path):
         cfg = {"name": name, "user": "root", "group": "root", "script": str(script), "env_file": str(env_file),
                "environment": {"FROM_ROLE": "yes"}, "gate": ["true"], "restart_sec": restart_sec,
                "stop_timeout": 5, "state_dir": str(tmp_path / "state")}
+        if crash_loop:  # the real gate, as the role installs it (a user with no processes, no GPUs here)
+            (tmp_path / "libexec").mkdir()
+            shutil.copy(GATE, tmp_path / "libexec" / "relaunch_gate.py")
+            shutil.copy(PROCFS, tmp_path / "libexec" / "glm53_procfs.py")
+            state = str(tmp_path / "state" / "engine.crash.json")
+            base = [sys.executable, str(tmp_path / "libexec" / "relaunch_gate.py"), "--port", str(port), "--user", "nobody", "--crash-state", state]
+            cfg.update(gate=base + ["--shm-dir", str(tmp_path), "--tries", "3", "--restart-sec", str(restart_sec),
+                                    "--max-delay", "4", "--interval", "0.2"],
+                       ready=base + ["--wait-ready", "http://127.0.0.1:%d/health" % port, "--interval", "0.2"],
+                       crash_state=state, tries=3)
         path = tmp_path / "supervise.json"
         path.write_text(json.dumps(cfg))
         subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "200", "-y", "50",
@@ -110,15 +122,41 @@ def test_requested_relaunch_returns_once_the_old_engine_is_gone_and_stop_ends_th
                                     capture_output=True, check=False).returncode != 0)
 
 
-def test_vllm_health_fails_fast_while_the_supervised_engine_keeps_dying(session, run_module):
-    session('echo "RuntimeError: CUDA out of memory (test)"; exit 1\n', restart_sec=5)
-    wait_for(lambda: title(session.name).startswith("glm53: died"))
+def test_a_crash_loop_stops_with_a_reason_and_vllm_health_fails_right_after(session, run_module):
+    port = free_port()
+    cfg = session('echo "RuntimeError: CUDA out of memory (test)"; exit 1\n', crash_loop=True, port=port)
     t0 = time.monotonic()
-    r = run_module(vllm_health, {"base_url": "http://127.0.0.1:%d" % free_port(), "served_model_name": "m",
-                                 "timeout": 60, "service_manager": "tmux", "service_name": session.name})
-    assert r.failed and time.monotonic() - t0 < 10
-    assert "the engine in tmux session %s exited (glm53: died rc=1)" % session.name in r["msg"]
-    assert any("CUDA out of memory (test)" in line for line in r["log_tail"])
+    r = run_module(vllm_health, {"base_url": "http://127.0.0.1:%d" % port, "served_model_name": "m",
+                                 "timeout": 60, "interval": 0.2, "service_manager": "tmux",
+                                 "service_name": session.name})
+    took = time.monotonic() - t0
+    assert r.failed and took < 20, (took, r["msg"])  # tries 3, backoff 1 s then 2 s; not the 60 s timeout
+    assert "stopped relaunching the engine (glm53: gave up after 3 starts died before ready" in r["msg"], r["msg"]
+    text = pane(session.name)
+    assert text.count("CUDA out of memory (test)") == 3, text
+    assert "backoff 1 s (try 2 of 3)" in text and "backoff 2 s (try 3 of 3)" in text
+    assert "relaunch gate: gave up: the engine died before it was ready 3 times in a row" in text
+    assert status(cfg)["engine"] is None and status(cfg)["launches"] == 3
+    # a requested relaunch (the playbook after a fix) starts the count afresh
+    assert ctl(cfg, "restart").returncode == 0
+    wait_for(lambda: pane(session.name).count("CUDA out of memory (test)") == 4)
+
+
+def test_relaunches_that_get_ready_never_count_as_a_crash_loop(session, tmp_path):
+    port = free_port()
+    (tmp_path / "www").mkdir()
+    (tmp_path / "www" / "health").write_text("ok")  # http.server answers GET /health with 200
+    cfg = session('exec %s -m http.server --bind 127.0.0.1 %d --directory %s\n'
+                  % (sys.executable, port, tmp_path / "www"), crash_loop=True, port=port)
+    for cycle in range(1, 6):  # more kills than tries: each relaunch got ready, so none counts
+        engine = wait_for(lambda: status(cfg)["engine"])
+        wait_for(lambda: pane(session.name).count("the engine is ready") >= cycle, 20)
+        state = json.loads((tmp_path / "state" / "engine.crash.json").read_text())
+        assert state["unready"] == 0, state
+        os.kill(engine, 9)
+        wait_for(lambda: (status(cfg)["engine"] or engine) != engine)
+    assert "gave up" not in pane(session.name) and "backoff" not in pane(session.name)
+    assert status(cfg)["restarts"] == 5
 
 
 def test_vllm_health_reports_a_missing_session(run_module):
