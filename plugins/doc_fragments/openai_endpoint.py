@@ -20,6 +20,13 @@ options:
     description: Verify TLS certificates.
     type: bool
     default: true
+  ca_path:
+    description:
+      - Over HTTPS, the PEM file of the CA that signed the server's certificate (vLLM's C(--ssl-certfile)); the
+        system's trust store when unset.
+      - A certificate it does not verify fails at once (waiting does not fix it), naming the URL.
+    type: path
+    version_added: "0.2.0"
 notes:
   - Changes nothing. Uses only the Python standard library on the target.
 """

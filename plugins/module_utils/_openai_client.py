@@ -4,14 +4,18 @@
 """A small client for vLLM's OpenAI-compatible server, on Ansible's open_url (standard library only).
 
 It tells apart what the probes must tell apart: a port that refuses connections (vLLM still loading),
-an HTTP error with vLLM's error body, a timeout, and a good JSON answer.
+an HTTP error with vLLM's error body, a timeout, a TLS failure (an untrusted or mismatched certificate,
+which waiting does not fix), and a good JSON answer. Over HTTPS it verifies the server's certificate
+against a CA file (ca_path) or the system's trust store.
 """
 
 from __future__ import annotations
 
 import errno
+import http.client
 import json
 import socket
+import ssl
 import time
 
 from urllib.error import HTTPError, URLError
@@ -28,6 +32,15 @@ class ProbeConnectionRefused(Exception):
 
 class ProbeTimeout(Exception):
     pass
+
+
+class ProbeTLSError(ProbeTimeout):
+    """The TLS handshake failed (no usable answer, as a timeout; but waiting does not fix it)."""
+
+    def __init__(self, url, reason):
+        self.url = url
+        super().__init__("TLS handshake with %s failed: %s (is ca_path the CA that signed the server's "
+                         "certificate, and does the certificate name this host?)" % (url, reason))
 
 
 class ProbeHTTPError(Exception):
@@ -55,13 +68,14 @@ def _refused(exc):
 
 
 class OpenAIClient:
-    def __init__(self, base_url, api_key=None, timeout=60.0, validate_certs=True):
+    def __init__(self, base_url, api_key=None, timeout=60.0, validate_certs=True, ca_path=None):
         self.base_url = base_url.rstrip("/")
         if self.base_url.endswith("/v1"):
             self.base_url = self.base_url[:-3]
         self.api_key = api_key
         self.timeout = timeout
         self.validate_certs = validate_certs
+        self.ca_path = ca_path
 
     def request(self, method, path, body=None, timeout=None):
         """Return (status, parsed body, elapsed seconds). Raises the Probe* exceptions."""
@@ -76,20 +90,30 @@ class OpenAIClient:
         t0 = time.monotonic()
         try:
             resp = open_url(url, data=data, method=method, headers=headers, timeout=timeout or self.timeout,
-                            validate_certs=self.validate_certs, follow_redirects="safe", use_proxy=False)
+                            validate_certs=self.validate_certs, ca_path=self.ca_path, follow_redirects="safe",
+                            use_proxy=False)
             raw = resp.read()
             status = resp.getcode()
         except HTTPError as exc:
             raw = exc.read() if hasattr(exc, "read") else b""
             raise ProbeHTTPError(exc.code, _parse(raw), url)
+        except ssl.SSLError as exc:
+            raise ProbeTLSError(url, exc)
         except URLError as exc:
             if _refused(exc):
                 raise ProbeConnectionRefused(url)
+            if isinstance(getattr(exc, "reason", None), ssl.SSLError):
+                raise ProbeTLSError(url, exc.reason)
+            if "CERTIFICATE_VERIFY_FAILED" in str(exc) or "SSL" in type(getattr(exc, "reason", None)).__name__:
+                raise ProbeTLSError(url, exc.reason)
             if isinstance(getattr(exc, "reason", None), socket.timeout):
                 raise ProbeTimeout("no answer from %s within %s s" % (url, timeout or self.timeout))
             raise
         except ConnectionRefusedError:
             raise ProbeConnectionRefused(url)
+        except (http.client.HTTPException, ConnectionResetError, ConnectionAbortedError) as exc:
+            raise ProbeTimeout("%s closed the connection without an HTTP answer (%s): a server going down, or "
+                               "one that speaks TLS to an http:// URL" % (url, type(exc).__name__))
         except (socket.timeout, TimeoutError):
             raise ProbeTimeout("no answer from %s within %s s" % (url, timeout or self.timeout))
         return status, _parse(raw), time.monotonic() - t0
@@ -112,12 +136,13 @@ def endpoint_argument_spec():
         base_url=dict(type="str", default="http://127.0.0.1:8000"),
         api_key=dict(type="str", no_log=True),
         validate_certs=dict(type="bool", default=True),
+        ca_path=dict(type="path"),
     )
 
 
 def client_from_params(params, timeout):
     return OpenAIClient(params["base_url"], params["api_key"], timeout=timeout,
-                        validate_certs=params["validate_certs"])
+                        validate_certs=params["validate_certs"], ca_path=params["ca_path"])
 
 
 def _parse(raw):

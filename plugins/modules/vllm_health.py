@@ -130,6 +130,7 @@ from ansible_collections.glm53.serving.plugins.module_utils._openai_client impor
     ProbeConnectionRefused,
     ProbeHTTPError,
     ProbeTimeout,
+    ProbeTLSError,
     client_from_params,
     endpoint_argument_spec,
     error_message,
@@ -240,6 +241,9 @@ def main():
                 fail("/health answered 503: the engine is dead (EngineDeadError); vLLM exits shortly after. "
                      "See log_tail.")
             why = "HTTP %s" % exc.status
+        except ProbeTLSError as exc:
+            layers["health"] = "failed"
+            fail(str(exc))
         except ProbeTimeout:
             why = "no answer"
         dead = process_state(module)

@@ -118,6 +118,21 @@ def test_crash_loop_fails_the_unit_with_a_reason_and_the_role_soon_after(host):
     assert host.service("vllm-glm53").is_running
 
 
+def test_tls_probes_pass_with_the_ca_and_fail_with_another(host):
+    r = json.loads(host.file("/root/tls.json").content_string)
+    assert r["good"] is True
+    assert r["wrong_failed"] and any("TLS handshake" in f for fs in r["wrong_findings"] for f in fs), r
+    assert "TLS handshake with https://127.0.0.1:8000/health failed" in r["wrong_health_msg"]
+    assert r["wrong_health_s"] < 10, r  # at once, not at the 600 s timeout
+    state = r["state"]
+    assert "/etc/glm53/tls 700 glm53" in state
+    for name in ("server.crt", "server.key", "ca.crt"):
+        assert "/etc/glm53/tls/%s 600 glm53" % name in state, state
+    assert "script: 1" in state and "key-in-logs: 0" in state
+    assert not host.file("/etc/glm53/tls").exists  # TLS turned off again: the files are gone
+    assert "--ssl-certfile" not in host.file("/opt/glm53/bin/serve-glm53.sh").content_string
+
+
 def test_unit_exposure_is_at_most_5(host):
     """systemd-analyze security on the running unit (the default profile, service_hardening=standard)."""
     out = host.run("systemd-analyze security --no-pager vllm-glm53.service").stdout

@@ -31,6 +31,7 @@ import json
 import os
 import signal
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -525,12 +526,26 @@ def run_server(args) -> int:
     engine = Engine(served, mml, behaviour, int(die_after) if die_after else None,
                     float(os.environ.get("VLLM_STANDIN_LATENCY", "0") or 0), api_keys,
                     float(os.environ.get("VLLM_STANDIN_DECODE_S_PER_TOKEN", "0") or 0))
+    scheme = "http"
+    if args.ssl_keyfile or args.ssl_certfile:
+        # As uvicorn does for vLLM's --ssl-* flags: the server's certificate chain, and client certificates
+        # checked against --ssl-ca-certs when --ssl-cert-reqs asks for them.
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        try:
+            ctx.load_cert_chain(args.ssl_certfile, args.ssl_keyfile)
+            if args.ssl_ca_certs:
+                ctx.load_verify_locations(args.ssl_ca_certs)
+        except (OSError, ssl.SSLError) as exc:
+            _fail(f"{type(exc).__name__}: {exc}")
+        ctx.verify_mode = ssl.VerifyMode(args.ssl_cert_reqs)
+        sock = ctx.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        scheme = "https"
     httpd = ThreadingHTTPServer((host, args.port), make_handler(engine), bind_and_activate=False)
     httpd.socket.close()
     httpd.socket = sock
     httpd.daemon_threads = True
     httpd.server_activate()  # listen(): from here on connections are accepted
-    log("INFO", "launcher.py:46", f"Starting vLLM API server 0 on http://{host or '0.0.0.0'}:{args.port}")
+    log("INFO", "launcher.py:46", f"Starting vLLM API server 0 on {scheme}://{host or '0.0.0.0'}:{args.port}")
     log("INFO", "on.py:62", "Application startup complete.")
 
     keep_alive = os.environ.get("VLLM_KEEP_ALIVE_ON_ENGINE_DEATH") == "1"
