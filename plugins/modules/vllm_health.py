@@ -16,8 +16,8 @@ description:
     O(timeout) (tens of minutes; about 46 shards load in several minutes).
   - With no O(service_manager), a server that dies while waited on (its O(pid) exits, or C(/health) answers
     503) fails the wait at once, with the last log lines, instead of waiting out the timeout.
-  - Under a supervisor (O(service_manager) C(systemd) or C(tmux)) an engine that dies is relaunched: the wait
-    goes on through the relaunches (auto-restart, the pane title "died", a 503 before the exit) and fails
+  - Under a supervisor (O(service_manager) C(systemd) or C(tmux)) an engine that dies is relaunched, and the
+    wait goes on through the relaunches (auto-restart, the pane title "died", a 503 before the exit); it fails
     within a poll of the supervisor giving up (the unit failed or inactive, the pane title "gave up", the
     session gone), with the journal's or the pane's last lines, instead of waiting out the timeout.
   - Once C(/health) answers 200, checks in layers; the served name is in C(/v1/models) and its

@@ -121,7 +121,7 @@ def test_crash_loop_fails_the_unit_with_a_reason_and_the_role_soon_after(host):
 def test_tls_probes_pass_with_the_ca_and_fail_with_another(host):
     r = json.loads(host.file("/root/tls.json").content_string)
     assert r["good"] is True
-    assert r["wrong_failed"] and any("TLS handshake" in f for fs in r["wrong_findings"] for f in fs), r
+    assert r["wrong_failed"] and any("TLS handshake" in f["detail"] for fs in r["wrong_findings"] for f in fs), r
     assert "TLS handshake with https://127.0.0.1:8000/health failed" in r["wrong_health_msg"]
     assert r["wrong_health_s"] < 10, r  # at once, not at the 600 s timeout
     state = r["state"]

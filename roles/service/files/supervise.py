@@ -267,8 +267,8 @@ def start(cfg, config_path):
     if subprocess.call(["tmux", "has-session", "-t", "=" + name], stderr=subprocess.DEVNULL) == 0:
         print("tmux session %s is already running" % name)
         return 0
-    inner = " ".join(shlex.quote(word) for word in (sys.executable, os.path.abspath(__file__), "run",
-                                                     os.path.abspath(config_path)))
+    words = (sys.executable, os.path.abspath(__file__), "run", os.path.abspath(config_path))
+    inner = " ".join(shlex.quote(word) for word in words)
     tmux = ["tmux", "new-session", "-d", "-s", name, "-x", "250", "-y", "50", inner, ";",
             "pipe-pane", "-o", "-t", "=%s:" % name, "cat >> %s" % shlex.quote(cfg["log_file"])]
     if os.path.isdir("/run/systemd/system") and shutil.which("systemd-run"):
