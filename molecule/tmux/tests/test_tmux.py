@@ -50,6 +50,14 @@ def test_ten_kill9_cycles_relaunched_in_the_same_session_behind_the_gate(host):
     assert log.count("engine exited with status -9") >= 10
 
 
+def test_crash_loop_stops_the_supervisor_with_a_reason_and_the_role_soon_after(host):
+    r = lifecycle_checks.crash_loop(host)
+    assert "stopped relaunching the engine (glm53: gave up after 3 starts died before ready" in r["msg"], r["msg"]
+    log = host.file("/var/log/glm53/vllm-glm53.log").content_string
+    assert "backoff 2 s (try 2 of 3)" in log and "backoff 4 s (try 3 of 3)" in log
+    assert "not relaunching; 'supervise.py restart' (or the playbook) tries again" in log
+
+
 def test_tmux_server_outlives_the_login_session_that_started_it(host):
     r = json.loads(host.file("/root/logout.json").content_string)
     assert r["control"] == "dead", "the logout did not kill the session's processes: the test proves nothing"

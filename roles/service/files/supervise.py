@@ -8,7 +8,8 @@ Restart=on-failure with RestartForceExitStatus=0 would (vLLM exits 0 after an en
 
     supervise.py start CONFIG     start the named tmux session running "run", outside any login session
     supervise.py run CONFIG       the loop; the tmux session runs this as root
-    supervise.py restart CONFIG   relaunch the engine in the same session; returns once the old one is gone
+    supervise.py restart CONFIG   relaunch the engine in the same session with CONFIG as it is now (reread);
+                                  returns once the old one is gone
     supervise.py stop CONFIG      stop the engine and end the loop (the session closes)
     supervise.py status CONFIG    print the supervisor's and the engine's pids as JSON
 
@@ -96,8 +97,9 @@ def write_pid(cfg, what, pid):
 
 
 class Supervisor:
-    def __init__(self, cfg):
+    def __init__(self, cfg, config_path=None):
         self.cfg = cfg
+        self.config_path = config_path
         self.engine = None
         self.stopping = False
         self.restart_requested = False
@@ -147,6 +149,22 @@ class Supervisor:
         cwd = user.pw_dir if os.path.isdir(user.pw_dir) else "/"
         return subprocess.Popen([cfg["script"]], env=env, cwd=cwd, preexec_fn=demote)  # noqa: PLW1509
 
+    def reload(self):
+        """A requested relaunch runs the configuration as it is now (systemd's daemon-reload and restart): the
+        role rewrites this file when service_environment, the user, the gate or the tries change."""
+        if not self.config_path:
+            return
+        try:
+            with open(self.config_path) as f:
+                cfg = json.load(f)
+        except (OSError, ValueError) as exc:
+            say("cannot reread %s (%s); relaunching with the configuration it started with" % (self.config_path, exc))
+            return
+        if cfg != self.cfg:
+            say("configuration %s reread" % self.config_path)
+        self.cfg = cfg
+        write_pid(cfg, "supervisor", os.getpid())
+
     def sleep(self, seconds):
         end = time.monotonic() + seconds
         while time.monotonic() < end and not (self.stopping or self.restart_requested):
@@ -183,7 +201,9 @@ class Supervisor:
         while not self.stopping:
             if self.restart_requested:
                 fresh = True
-            self.restart_requested = False
+                self.restart_requested = False
+                self.reload()
+                cfg = self.cfg
             title("gate")
             gate = self.call(cfg["gate"] + (["--fresh"] if fresh else []))
             fresh = False
@@ -295,7 +315,7 @@ def main(argv):
     if argv[1] == "start":
         return start(cfg, argv[2])
     if argv[1] == "run":
-        return Supervisor(cfg).run()
+        return Supervisor(cfg, os.path.abspath(argv[2])).run()
     supervisor, engine = read_pid(cfg, "supervisor"), read_pid(cfg, "engine")
     if argv[1] == "status":
         print(json.dumps({"supervisor": supervisor, "engine": engine, **read_state(cfg)}))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -166,3 +167,26 @@ def test_vllm_health_reports_a_missing_session(run_module):
     r = run_module(vllm_health, {"base_url": "http://127.0.0.1:%d" % free_port(), "served_model_name": "m",
                                  "timeout": 30, "service_manager": "tmux", "service_name": "glm53-no-such-session"})
     assert r.failed and "tmux session glm53-no-such-session is gone" in r["msg"]
+
+
+def test_a_requested_relaunch_runs_the_configuration_as_it_is_now(session):
+    """The role rewrites the configuration (service_environment, the user, the gate, the tries) and asks for a
+    relaunch: the new engine must get the new values, as systemctl daemon-reload + restart gives them."""
+    cfg = session('echo "engine up: FROM_ROLE=$FROM_ROLE"; exec sleep 600\n', restart_sec=30)
+    first = wait_for(lambda: status(cfg)["engine"])
+    data = json.loads(cfg.read_text())
+    data["environment"] = {"FROM_ROLE": "changed"}
+    cfg.write_text(json.dumps(data))
+    r = ctl(cfg, "restart")
+    assert r.returncode == 0, r.stderr
+    second = wait_for(lambda: status(cfg)["engine"] not in (None, first) and status(cfg)["engine"])
+    assert status(cfg)["supervisor"] and second != first
+    text = wait_for(lambda: "FROM_ROLE=changed" in pane(session.name) and pane(session.name))
+    assert "engine up: FROM_ROLE=yes" in text and "configuration %s reread" % cfg in text, text
+    # An unreadable file keeps the configuration the supervisor has, and says so ("restart" itself needs the
+    # file, so the request is the signal it sends).
+    supervisor = status(cfg)["supervisor"]
+    cfg.write_text("{not json")
+    os.kill(supervisor, signal.SIGUSR1)
+    wait_for(lambda: "relaunching with the configuration it started with" in pane(session.name))
+    wait_for(lambda: pane(session.name).count("FROM_ROLE=changed") == 2)
