@@ -16,7 +16,8 @@ description:
   - The roles' C(validate.yml) entry points use it before anything changes on a host.
   - "Rules: C(port) (1-65535), C(positive) (a number above 0), C(fraction) (above 0, at most 1),
     C(int_min) (an integer of at least C(min)), C(int_range) (C(min) to C(max)), C(abs_path) (an absolute
-    path with no C(..) or newline), C(hex_commit) (a git object name of 7 to 40 hex digits, never a ref),
+    path with no C(..) or newline), C(abs_path_no_space) (the same, with no whitespace anywhere in it),
+    C(hex_commit) (a git object name of 7 to 40 hex digits, never a ref),
     C(nonblank) (a string with something other than spaces, and no line break), C(url) (http or https with a
     host), C(serial) (a batch size of at least 1, or a percentage above 0 and at most 100)."
 positional: _input
@@ -24,7 +25,8 @@ options:
   _input:
     description:
       - The checks, each C({name, value, rule}) with optional C(min), C(max) and C(hint).
-      - With C(values) (a list) instead of C(value), every element is checked and named C(name[i]).
+      - With C(values) (a list) instead of C(value), every element is checked and named C(name[i]); with a
+        mapping, every value is checked and named C(name["key"]).
       - With C(secret=true), the value is never put in a message.
     type: list
     elements: dict
@@ -103,6 +105,10 @@ def _problem(check):
         if not isinstance(value, str) or not value.startswith("/") or "\n" in value \
                 or ".." in value.split("/") or value.strip() != value:
             return "%s=%s must be an absolute path (starting with /, no '..', no spaces around it)." % (name, shown)
+    elif rule == "abs_path_no_space":
+        if not isinstance(value, str) or not value.startswith("/") or re.search(r"\s", value) \
+                or ".." in value.split("/"):
+            return "%s=%s must be an absolute path (starting with /, no '..') with no spaces in it." % (name, shown)
     elif rule == "hex_commit":
         if not isinstance(value, str) or not _HEX.match(value):
             return ("%s=%s is not a commit: pin a git object name of 7 to 40 hex digits (git rev-parse --short=10 "
@@ -135,7 +141,10 @@ def setting_problems(checks):
         raise AnsibleFilterError("setting_problems expects a list of {name, value, rule}")
     out = []
     for check in checks:
-        if "values" in check:
+        if "values" in check and isinstance(check["values"], dict):
+            singles = [dict(check, name="%s[%s]" % (check["name"], json.dumps(k, default=str)), value=v)
+                       for k, v in check["values"].items()]
+        elif "values" in check:
             values = check["values"] if isinstance(check["values"], list) else [check["values"]]
             singles = [dict(check, name="%s[%d]" % (check["name"], i), value=v) for i, v in enumerate(values)]
         else:

@@ -74,6 +74,15 @@ VERSION = _version()
 # What a real vLLM build prints once per compile; tests count these lines in the build log.
 print("glm53-standin: compiling vllm %s (TORCH_CUDA_ARCH_LIST=%s MAX_JOBS=%s)" % (
     VERSION, os.environ.get("TORCH_CUDA_ARCH_LIST", ""), os.environ.get("MAX_JOBS", "")), file=sys.stderr)
+# Where a real build would take its fetched dependencies from (vLLM's *_SRC_DIR variables, CMake's
+# FETCHCONTENT_SOURCE_DIR_<NAME> through CMAKE_ARGS); a real build fails when one is not a directory.
+_seeded = sorted("%s=%s" % (k, v) for k, v in os.environ.items()
+                 if k.endswith("_SRC_DIR") or k.startswith("FETCHCONTENT_") or k == "CMAKE_ARGS")
+if _seeded:
+    print("glm53-standin: dependency sources: %s" % " ".join(_seeded), file=sys.stderr)
+    for _arg in os.environ.get("CMAKE_ARGS", "").split():
+        if _arg.startswith("-DFETCHCONTENT_SOURCE_DIR_") and not os.path.isdir(_arg.split("=", 1)[1]):
+            sys.exit("CMake Error: FETCHCONTENT_SOURCE_DIR is not a directory: %s" % _arg)
 if os.environ.get("GLM53_STANDIN_BUILD_SECONDS"):  # a long build, for tests that kill one mid-way
     time.sleep(float(os.environ["GLM53_STANDIN_BUILD_SECONDS"]))
 setup(version=VERSION)
