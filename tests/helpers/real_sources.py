@@ -1,0 +1,107 @@
+"""The real FlashInfer and vLLM sources, as their projects publish them on PyPI (sdists), turned into git
+repositories shaped like upstream's, for the build roles to build unchanged.
+
+    python3 tests/helpers/real_sources.py flashinfer DEST    # DEST: a git repository, tag v0.6.16.post3
+
+The sdists are fetched from files.pythonhosted.org (PyPI's file host) once, checked against their SHA-256,
+and kept in $GLM53_SDIST_CACHE (default ~/.cache/glm53-sdists).
+"""
+from __future__ import annotations
+
+import email.parser
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import urllib.request
+
+SDISTS = {
+    # The FlashInfer vLLM 0.28.0 pins; 11 MB, carries its 3rdparty/ sources (cutlass, cccl, spdlog).
+    "flashinfer": ("flashinfer_python-0.6.16.post3.tar.gz",
+                   "https://files.pythonhosted.org/packages/c2/46/17045cb47b7b93fcb4e5303e398e6b129b86239930ac0875942a83d8b962/"
+                   "flashinfer_python-0.6.16.post3.tar.gz",
+                   "9b146cfcc1454c80f3f99444db48013b3eadaeb32f2a399bd76c9471ecb72f04"),
+}
+
+GIT = ["git", "-c", "user.name=glm53 fixture", "-c", "user.email=fixture@glm53.invalid", "-c", "init.defaultBranch=main",
+       "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"]
+
+
+def cache_dir():
+    return os.environ.get("GLM53_SDIST_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "glm53-sdists")
+
+
+def fetch(name):
+    """The sdist's path in the cache, downloaded and checked once."""
+    filename, url, sha256 = SDISTS[name]
+    path = os.path.join(cache_dir(), filename)
+    if os.path.exists(path) and _sha256(path) == sha256:
+        return path
+    os.makedirs(cache_dir(), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=cache_dir(), suffix=".part")
+    with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=300) as resp:  # noqa: S310
+        shutil.copyfileobj(resp, out)
+    got = _sha256(tmp)
+    if got != sha256:
+        os.unlink(tmp)
+        raise RuntimeError("%s: SHA-256 %s, expected %s" % (url, got, sha256))
+    os.replace(tmp, path)
+    return path
+
+
+def _sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def git(repo, *args):
+    return subprocess.run(GIT + list(args), cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def make_flashinfer_repo(dest):
+    """DEST as upstream's repository at the release: the sdist's files plus the two upstream files an sdist leaves
+    out and a source build needs (version.txt, which build_backend.py reads for the version, else 0.0.0+unknown;
+    .gitignore, so the files the build writes into the checkout do not make it dirty), tagged v<version>, then
+    one later commit. Returns {"version", "tag", "tagged", "head"}."""
+    with tarfile.open(fetch("flashinfer")) as tar:
+        top = tar.getnames()[0].split("/")[0]
+        with tempfile.TemporaryDirectory() as tmp:
+            tar.extractall(tmp, filter="data") if hasattr(tarfile, "data_filter") else tar.extractall(tmp)  # noqa: S202
+            shutil.copytree(os.path.join(tmp, top), dest)
+    with open(os.path.join(dest, "PKG-INFO"), encoding="utf-8") as f:
+        version = email.parser.Parser().parse(f)["Version"]
+    shutil.rmtree(os.path.join(dest, "flashinfer_python.egg-info"), ignore_errors=True)
+    os.unlink(os.path.join(dest, "PKG-INFO"))
+    with open(os.path.join(dest, "version.txt"), "w") as f:
+        f.write(version + "\n")
+    with open(os.path.join(dest, ".gitignore"), "w") as f:
+        f.write("# written by the build (upstream ignores them too)\nflashinfer/_build_meta.py\nflashinfer/data/\n"
+                "build/\n*.egg-info/\n__pycache__/\n")
+    git(dest, "init", "-q")
+    git(dest, "rm", "-q", "--cached", "--ignore-unmatch", "flashinfer/_build_meta.py")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-q", "-m", "FlashInfer %s (the PyPI sdist)" % version)
+    tag = "v" + version
+    git(dest, "tag", "-a", tag, "-m", "FlashInfer " + version)
+    tagged = git(dest, "rev-parse", "HEAD")
+    add_commit(dest, "docs: a later commit on top of the release")
+    return {"version": version, "tag": tag, "tagged": tagged, "head": git(dest, "rev-parse", "HEAD")}
+
+
+def add_commit(repo, message):
+    with open(os.path.join(repo, "README.md"), "a") as f:
+        f.write("\n<!-- %s -->\n" % message)
+    git(repo, "commit", "-q", "-am", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "flashinfer":
+        sys.exit(__doc__)
+    print(make_flashinfer_repo(sys.argv[2]))
