@@ -36,7 +36,7 @@ def test_each_component_compiled_the_expected_number_of_times(host):
         c["descendant"], c["minimum"], c["minimum"], c["descendant"]]
     assert "TORCH_CUDA_ARCH_LIST=8.9" in log and re.search(r"MAX_JOBS=[1-9]", log)
     # The re-run's pre-seeded dependency sources reached the build (the missing one was refused before it).
-    seeded = re.findall(r"^glm53-standin: dependency sources: (.*)$", log, re.M)
+    seeded = re.findall(r"^\s*glm53-standin: dependency sources: (.*)$", log, re.M)  # pip -v indents it
     assert seeded and seeded[-1] == ("CMAKE_ARGS=-DFETCHCONTENT_SOURCE_DIR_MYDEP=/srv/seed/mydep "
                                      "FLASH_MLA_SRC_DIR=/srv/seed/flashmla VLLM_CUTLASS_SRC_DIR=/srv/seed/cutlass"), seeded
 
