@@ -31,9 +31,10 @@ localhost ansible_connection=local
 """
 
 
-def run_role(tmp_path, **overrides):
+def run_role(tmp_path, inventory=INVENTORY, **overrides):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     inv = tmp_path / "hosts"
-    inv.write_text(INVENTORY)
+    inv.write_text(inventory)
     extra = {"ansible_python_interpreter": sys.executable, "monitoring_dir": str(tmp_path / "prometheus"),
              "monitoring_promtool": PROMTOOL, "monitoring_require_promtool": True, **overrides}
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
@@ -183,3 +184,24 @@ def test_without_promtool_the_files_are_written_unvalidated_unless_promtool_is_r
     assert proc.returncode == 0, proc.stdout[-2000:]
     assert "the rendered files are not validated" in proc.stdout
     assert (tmp_path / "prometheus" / "prometheus.yml").exists()
+
+
+def test_tls_hosts_are_scraped_and_probed_over_https_with_the_ca(tmp_path):
+    """A host whose serve role serves TLS (serve_ssl_certfile_src set) is scraped with __scheme__ https, its /health
+    probed at https://, and the job verifies with monitoring_ca_file; the others stay on http. promtool passes."""
+    inv = INVENTORY.replace("gpu-b ansible_host=10.0.0.12 serve_port=8001",
+                            "gpu-b ansible_host=10.0.0.12 serve_port=8001 serve_ssl_certfile_src=files/server.crt")
+    proc = run_role(tmp_path, inventory=inv, monitoring_ca_file="/etc/prometheus/glm53-ca.crt")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    config = (tmp_path / "prometheus" / "prometheus.yml").read_text()
+    assert 'tls_config: {ca_file: "/etc/prometheus/glm53-ca.crt"}' in config
+    assert 'labels: {host: "gpu-b", __scheme__: https}' in config and 'labels: {host: "gpu-a"}' in config
+    assert '"https://10.0.0.12:8001/health"' in config and '"http://10.0.0.11:8000/health"' in config
+    check = subprocess.run([PROMTOOL, "check", "config", "--syntax-only", str(tmp_path / "prometheus" / "prometheus.yml")],
+                           capture_output=True, text=True, check=False)
+    assert check.returncode == 0, check.stdout + check.stderr
+    bad = run_role(tmp_path / "bad", monitoring_ca_file="certs/ca.crt")
+    assert bad.returncode != 0 and "monitoring_ca_file (certs/ca.crt) empty or an absolute path" in bad.stdout, \
+        bad.stdout[-2000:]
+    assert not (tmp_path / "bad" / "prometheus").exists()
+
