@@ -11,23 +11,15 @@ export OUT ARCH
 mkdir -p "$OUT"
 rm -rf /tmp/glm53-venv /tmp/src/flashinfer /tmp/flashinfer.git "$HOME/.cache/flashinfer"  # a fresh run each time
 t0=$(date +%s)
-python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/ansible-site "$WHEELS"/ansible_core-*.whl \
-  "$WHEELS"/resolvelib-*.whl "$WHEELS"/cryptography-*.whl "$WHEELS"/cffi-*.whl "$WHEELS"/pycparser-*.whl
-export PYTHONPATH=/tmp/ansible-site
+# shellcheck source=tests/gpu/lib.sh
+. tests/gpu/lib.sh
+setup_ansible
 venv=/tmp/glm53-venv
-python3 -m venv "$venv"
-# The host's torch (and what it needs), as the venv role's torch would be: its python3 may itself be a venv,
-# whose packages --system-site-packages would not reach, so a .pth after the venv's own site-packages.
-python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' \
-  > "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/host-packages.pth"
-"$venv/bin/pip" install -q --no-index --no-deps --find-links "$WHEELS" "setuptools>=77.0.3,<81" "apache-tvm-ffi>=0.1.6,!=0.1.8,!=0.1.8.post0,<0.2"
+make_venv "$venv" "setuptools>=77.0.3,<81" "apache-tvm-ffi>=0.1.6,!=0.1.8,!=0.1.8.post0,<0.2"
 GLM53_SDIST_CACHE="$SDISTS" python3 tests/helpers/real_sources.py flashinfer /tmp/flashinfer.git
-mkdir -p /tmp/collections/ansible_collections/glm53
-ln -sfn "$PWD" /tmp/collections/ansible_collections/glm53/serving
 echo "setup: $(( $(date +%s) - t0 )) s"
 run_role() {
-  ANSIBLE_COLLECTIONS_PATH=/tmp/collections ANSIBLE_NOCOLOR=1 python3 /tmp/ansible-site/bin/ansible-playbook \
-    -i localhost, -c local tests/integration/flashinfer/playbook.yml -e "$(python3 -c '
+  run_playbook tests/integration/flashinfer/playbook.yml "$(python3 -c '
 import json, os, sys
 print(json.dumps({"ansible_python_interpreter": sys.executable, "flashinfer_venv_path": "/tmp/glm53-venv",
   "flashinfer_src_dir": "/tmp/src/flashinfer", "flashinfer_repo_url": "/tmp/flashinfer.git",

@@ -94,9 +94,17 @@ def main(standin, dest):
     shutil.copytree(standin, fork, ignore=shutil.ignore_patterns("*.egg-info", "build", "__pycache__", "_version.py"))
     with open(os.path.join(fork, ".gitignore"), "w") as f:
         f.write("vllm/_version.py\nbuild/\n*.egg-info/\n__pycache__/\n.glm53-build\n")
+    # As in vLLM 0.28.0: use_existing_torch.py rewrites tracked requirement files in place, dropping the torch pins
+    # (a build after it is of a dirty tree, so the vllm_fork role must not run it).
+    os.makedirs(os.path.join(fork, "requirements"), exist_ok=True)
+    with open(os.path.join(fork, "requirements", "cuda.txt"), "w") as f:
+        f.write("# the fork's CUDA requirements\ntorch==2.13.0\ntransformers>=5\n")
     with open(os.path.join(fork, "use_existing_torch.py"), "w") as f:
-        f.write("# Test double: vLLM's use_existing_torch.py drops torch pins from requirements; here it only says so.\n"
-                "print('use_existing_torch: no torch pins to drop in the stand-in')\n")
+        f.write("import glob\n"
+                "for path in glob.glob('requirements/*.txt'):\n"
+                "    lines = open(path).read().splitlines(True)\n"
+                "    open(path, 'w').writelines(l for l in lines if not l.startswith('torch'))\n"
+                "    print('>>> cleaned', path)\n")
     git(fork, "init", "-q", "-b", "main")
     hashes["base"] = commit(fork, "vLLM 0.28.1rc1.dev base", "base")
     git(fork, "tag", "v0.28.1rc1")

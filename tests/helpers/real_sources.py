@@ -2,6 +2,8 @@
 repositories shaped like upstream's, for the build roles to build unchanged.
 
     python3 tests/helpers/real_sources.py flashinfer DEST    # DEST: a git repository, tag v0.6.16.post3
+    python3 tests/helpers/real_sources.py vllm DEST          # DEST: vLLM 0.28.0 (tag v0.28.0) plus the card's
+                                                             # fix commits on branch sm89-longctx-fix-v2
 
 The sdists are fetched from files.pythonhosted.org (PyPI's file host) once, checked against their SHA-256,
 and kept in $GLM53_SDIST_CACHE (default ~/.cache/glm53-sdists).
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import email.parser
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -24,7 +27,21 @@ SDISTS = {
                    "https://files.pythonhosted.org/packages/c2/46/17045cb47b7b93fcb4e5303e398e6b129b86239930ac0875942a83d8b962/"
                    "flashinfer_python-0.6.16.post3.tar.gz",
                    "9b146cfcc1454c80f3f99444db48013b3eadaeb32f2a399bd76c9471ecb72f04"),
+    # vLLM 0.28.0, the fork's base; 40 MB. Building it needs torch importable (setup.py imports it).
+    "vllm": ("vllm-0.28.0.tar.gz",
+             "https://files.pythonhosted.org/packages/22/39/096d88cfe34ee43a8b6e7c957d1ad6338fa5256474d6ff9a32008c6f8cd6/"
+             "vllm-0.28.0.tar.gz",
+             "ac96dd0ec5be9c13f2aa4bfb50498c4727110406f6e4980b58a4097e4d18634a"),
 }
+
+# The card's fork: these commits on top of the release, in this order (the fixture's are tiny stand-ins).
+FORK_COMMITS = [
+    ("cdc814dc4", "allow MLADimensions(256,0,256) in FA prefill"),
+    ("dc5fcfd3b", "enable GLM-5.3 sparse indexer + sparse MLA decode on Ada"),
+    ("mhc", "mHC fused-norm correctness fix"),
+    ("longctx", "bound indexer MQA logits memory; fix long-context prefill crashes"),
+    ("minimum", "skip indexer checkpoint tensors when index_topk=null"),
+]
 
 GIT = ["git", "-c", "user.name=glm53 fixture", "-c", "user.email=fixture@glm53.invalid", "-c", "init.defaultBranch=main",
        "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"]
@@ -69,15 +86,8 @@ def make_flashinfer_repo(dest):
     out and a source build needs (version.txt, which build_backend.py reads for the version, else 0.0.0+unknown;
     .gitignore, so the files the build writes into the checkout do not make it dirty), tagged v<version>, then
     one later commit. Returns {"version", "tag", "tagged", "head"}."""
-    with tarfile.open(fetch("flashinfer")) as tar:
-        top = tar.getnames()[0].split("/")[0]
-        with tempfile.TemporaryDirectory() as tmp:
-            tar.extractall(tmp, filter="data") if hasattr(tarfile, "data_filter") else tar.extractall(tmp)  # noqa: S202
-            shutil.copytree(os.path.join(tmp, top), dest)
-    with open(os.path.join(dest, "PKG-INFO"), encoding="utf-8") as f:
-        version = email.parser.Parser().parse(f)["Version"]
+    version = _unpack("flashinfer", dest)
     shutil.rmtree(os.path.join(dest, "flashinfer_python.egg-info"), ignore_errors=True)
-    os.unlink(os.path.join(dest, "PKG-INFO"))
     with open(os.path.join(dest, "version.txt"), "w") as f:
         f.write(version + "\n")
     with open(os.path.join(dest, ".gitignore"), "w") as f:
@@ -94,6 +104,38 @@ def make_flashinfer_repo(dest):
     return {"version": version, "tag": tag, "tagged": tagged, "head": git(dest, "rev-parse", "HEAD")}
 
 
+def _unpack(name, dest):
+    with tarfile.open(fetch(name)) as tar:
+        top = tar.getnames()[0].split("/")[0]
+        with tempfile.TemporaryDirectory() as tmp:
+            tar.extractall(tmp, filter="data") if hasattr(tarfile, "data_filter") else tar.extractall(tmp)  # noqa: S202
+            shutil.copytree(os.path.join(tmp, top), dest)
+    with open(os.path.join(dest, "PKG-INFO"), encoding="utf-8") as f:
+        version = email.parser.Parser().parse(f)["Version"]
+    os.unlink(os.path.join(dest, "PKG-INFO"))
+    return version
+
+
+def make_vllm_fork_repo(dest):
+    """DEST as the fork: the vLLM sdist (it carries upstream's .gitignore) committed and tagged v<version> on main,
+    then branch sm89-longctx-fix-v2 with the card's five fix commits. Returns their hashes by name."""
+    version = _unpack("vllm", dest)
+    shutil.rmtree(os.path.join(dest, "vllm.egg-info"), ignore_errors=True)
+    git(dest, "init", "-q")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-q", "-m", "vLLM %s (the PyPI sdist)" % version)
+    git(dest, "tag", "-a", "v" + version, "-m", "vLLM " + version)
+    hashes = {"version": version, "base": git(dest, "rev-parse", "HEAD")}
+    git(dest, "checkout", "-q", "-b", "sm89-longctx-fix-v2")
+    for name, message in FORK_COMMITS:
+        with open(os.path.join(dest, "GLM53_FORK.md"), "a") as f:
+            f.write("- %s (%s)\n" % (message, name))
+        git(dest, "add", "GLM53_FORK.md")
+        git(dest, "commit", "-q", "-m", message)
+        hashes[name] = git(dest, "rev-parse", "HEAD")
+    return hashes
+
+
 def add_commit(repo, message):
     with open(os.path.join(repo, "README.md"), "a") as f:
         f.write("\n<!-- %s -->\n" % message)
@@ -102,6 +144,7 @@ def add_commit(repo, message):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "flashinfer":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("flashinfer", "vllm"):
         sys.exit(__doc__)
-    print(make_flashinfer_repo(sys.argv[2]))
+    make = make_flashinfer_repo if sys.argv[1] == "flashinfer" else make_vllm_fork_repo
+    print(json.dumps(make(sys.argv[2])))
