@@ -87,7 +87,7 @@ ensure_collections || exit 1
 
 for stage in $STAGES; do
   case $stage in
-    yamllint) run_stage yamllint yamllint -s . && run_stage shellcheck shellcheck -x hack/*.sh .ci/run roles/service/files/verify_unit.sh \
+    yamllint) run_stage yamllint yamllint -s . && run_stage shellcheck shellcheck -x hack/*.sh .ci/run roles/service/files/verify_unit.sh tests/gpu/*.sh \
                 && run_stage changelog antsibull-changelog lint ;;
     ansible-lint) run_stage ansible-lint stage_ansible_lint ;;
     sanity) run_stage sanity stage_sanity ;;
