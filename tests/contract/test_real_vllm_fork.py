@@ -12,14 +12,12 @@ import os
 import re
 import subprocess
 import sys
-import sysconfig
 import time
 
 import pytest
-import yaml
 
 import real_sources
-from testlib import COLLECTIONS_ROOT, REPO, exec_argv, run_serve_role
+from testlib import COLLECTIONS_ROOT, exec_argv, run_serve_role
 from ansible_collections.glm53.serving.plugins.modules import vllm_serve_args
 
 CONTRACT = os.environ.get("GLM53_VLLM_CONTRACT_VENV", "")
@@ -53,11 +51,7 @@ def fork(tmp_path_factory):
             os.symlink(os.path.join(src, entry), host / entry)
     with open(os.path.join(purelib(str(venv / "bin" / "python")), "zz-contract-packages.pth"), "w") as f:
         f.write(str(host) + "\n")
-    with open(os.path.join(REPO, "roles", "venv", "defaults", "main.yml")) as f:
-        defaults = yaml.safe_load(f)
-    for packages in (defaults["venv_base_packages"], defaults["venv_build_packages"]):
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check"] + packages,
-                       check=True, timeout=900)
+    real_sources.install_build_packages(venv)
     print("venv (the venv role's base and build packages; torch from the contract venv): %.1f s" % (time.monotonic() - t0))
     return {"tmp": tmp, "commits": commits, "venv": venv}
 

@@ -136,6 +136,19 @@ def make_vllm_fork_repo(dest):
     return hashes
 
 
+def install_build_packages(venv):
+    """Into VENV, what the venv role installs for a no-isolation build: its venv_base_packages, then its
+    venv_build_packages, read from the role's defaults (so the tests prove the role's own lists suffice)."""
+    import yaml  # noqa: PLC0415 - the test venv has it; the CLI above does not need it
+
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(repo, "roles", "venv", "defaults", "main.yml")) as f:
+        defaults = yaml.safe_load(f)
+    for packages in (defaults["venv_base_packages"], defaults["venv_build_packages"]):
+        subprocess.run([os.path.join(str(venv), "bin", "pip"), "install", "-q", "--disable-pip-version-check"] + packages,
+                       check=True, timeout=900)
+
+
 def add_commit(repo, message):
     with open(os.path.join(repo, "README.md"), "a") as f:
         f.write("\n<!-- %s -->\n" % message)

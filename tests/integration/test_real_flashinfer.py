@@ -13,10 +13,9 @@ import sys
 import time
 
 import pytest
-import yaml
 
 import real_sources
-from testlib import COLLECTIONS_ROOT, REPO
+from testlib import COLLECTIONS_ROOT
 
 PLAYBOOK = os.path.join(os.path.dirname(__file__), "flashinfer", "playbook.yml")
 
@@ -27,14 +26,10 @@ def real(tmp_path_factory):
     t0 = time.monotonic()
     repo = real_sources.make_flashinfer_repo(str(tmp / "flashinfer.git"))
     print("\nFlashInfer sdist to git repository: %.1f s" % (time.monotonic() - t0))
-    with open(os.path.join(REPO, "roles", "venv", "defaults", "main.yml")) as f:
-        defaults = yaml.safe_load(f)
     venv = tmp / "venv"
     t0 = time.monotonic()
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    for packages in (defaults["venv_base_packages"], defaults["venv_build_packages"]):
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check"] + packages,
-                       check=True, timeout=900)
+    real_sources.install_build_packages(venv)
     print("venv with the venv role's base and build packages (no torch): %.1f s" % (time.monotonic() - t0))
     return {"tmp": tmp, "repo": repo, "venv": venv}
 
