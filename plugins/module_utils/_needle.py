@@ -13,6 +13,13 @@ from __future__ import annotations
 import random
 import re
 
+from ansible_collections.glm53.serving.plugins.module_utils._text_checks import garbage_findings, visible_length
+
+# The garbage signals that disqualify an answer whatever number it gives: a loop to the end of the answer,
+# a run of one token or of invisible characters, chat-template or reasoning markup in the content. Weaker
+# signals (repeated n-grams, low diversity) are left to the chat probe: a table of needles repeats itself.
+_DEGENERATE = ("scaled_token", "repetition_to_end", "markup_leak")
+
 _SUBJECTS = ("the engineer", "a farmer", "the old captain", "my neighbour", "the committee", "a young painter",
              "the museum guide", "our teacher", "the river pilot", "a travelling merchant", "the librarian",
              "the orchestra", "a quiet student", "the harbour master", "the weather station", "a baker")
@@ -177,6 +184,14 @@ def declares_absent(text):
     return [s for s in sentences(text) if _ABSENT_RE.search(s)]
 
 
+def degenerate(text):
+    """(verdict, detail) when the answer is degenerate output rather than an answer, else None."""
+    bad = [f for f in garbage_findings(text or "", "content") if f["signal"] in _DEGENERATE]
+    if bad:
+        return "garbage", "degenerate answer: %s: %s (%s)" % (bad[0]["signal"], bad[0]["detail"], bad[0]["excerpt"])
+    return None
+
+
 def score(content, reasoning, key, value, distractors):
     """Verdict for one answer, from the content only (the reasoning is kept as a diagnostic).
 
@@ -186,6 +201,7 @@ def score(content, reasoning, key, value, distractors):
     distractor another needle's value is given instead
     partial    the key is named with a wrong number (the sm89 indexer bug loses digits, keeps words)
     missed     no number, a number without the key, or "not found"
+    garbage    degenerate output (a loop to the end, a run of one token, template markup), whatever it says
     """
     text = content or ""
     nums = candidates(text)
@@ -193,6 +209,9 @@ def score(content, reasoning, key, value, distractors):
     word_part = _names(text, key)
     base = {"word_part": word_part, "digit_part": value in nums,
             "reasoning_has_value": value in candidates(reasoning)}
+    junk = degenerate(text)
+    if junk:
+        return dict(base, verdict=junk[0], answered=value if value in nums else None, detail=junk[1])
     absent = declares_absent(text)
     rest = [n for n in nums if n != value]
     if value in nums:
@@ -228,10 +247,22 @@ def score_control(content, reasoning, asked_key, needles):
 
     Failed when the content gives a number as the answer for the absent key: a needle's value or a made-up
     one, in a sentence that does not attribute it to another key and is not a denial. A clear
-    "not there" passes, also when it goes on to list what the text does hold.
+    "not there" passes, also when it goes on to list what the text does hold. No visible content
+    (``no_answer``) and degenerate output (``garbage``) fail: neither shows the model declining to make up
+    a value.
     """
     text = content or ""
     keys_of = dict((v, k) for k, v in needles)
+    reasoning_values = [n for n in candidates(reasoning) if n in keys_of]
+    if not visible_length(text):
+        return {"asked": asked_key, "says_absent": False, "reasoning_values": reasoning_values,
+                "verdict": "no_answer", "answered": None,
+                "detail": "no visible content for %s: the control shows nothing (did the reasoning use up "
+                          "max_tokens?)" % asked_key}
+    junk = degenerate(text)
+    if junk:
+        return {"asked": asked_key, "says_absent": False, "reasoning_values": reasoning_values,
+                "verdict": junk[0], "answered": None, "detail": junk[1]}
     says_absent = bool(declares_absent(text))
     answers = []
     for sent in sentences(text):
@@ -244,8 +275,7 @@ def score_control(content, reasoning, asked_key, needles):
         if says_absent and not _names(sent, asked_key) and not _GUESS_RE.search(sent):
             continue  # after "not there", a bare list of what was found
         answers += nums
-    diag = {"asked": asked_key, "says_absent": says_absent,
-            "reasoning_values": [n for n in candidates(reasoning) if n in keys_of]}
+    diag = {"asked": asked_key, "says_absent": says_absent, "reasoning_values": reasoning_values}
     if answers:
         named = ", ".join("%s (%s)" % (n, "the value of %s" % keys_of[n] if n in keys_of else "made up")
                           for n in answers)

@@ -38,6 +38,15 @@ _SYMBOL_RUN_RE = re.compile(r"[^\w\s]{30,}", re.UNICODE)
 # Markdown table rules (|---|:---:|) and horizontal rules (----, ====, ***) are layout, not a symbol run.
 _RULE_LINE_RE = re.compile(r"(?m)^[ \t]*[-|:=+*_#~ \t]{3,}$")
 _STRUCTURE_RE = re.compile(r"[.!?。！？;；:：,，、()\[\]\n-]")
+# Chat-template and reasoning markup in the answer: the reasoning parser does not match the template
+# (vllm-project/vllm#33348: GLM-4.7 under the glm45 parser puts its reasoning and </think> in content), or a
+# special token was not stopped on or skipped in detokenizing (<|user|>, <|endoftext|>, [gMASK], <sop>).
+_MARKUP_RE = re.compile(r"</?think>|<\|[A-Za-z][\w.-]{0,40}\|>|\[gMASK\]|\[sMASK\]|<sop>|<eop>")
+# Opaque codes: whitespace-separated chunks of ASCII letters and digits mixed (base64, hex dumps, hashes).
+_OPAQUE_RE = re.compile(r"^[A-Za-z0-9+/=_-]*(?:[A-Za-z][A-Za-z0-9+/=_-]*\d|\d[A-Za-z0-9+/=_-]*[A-Za-z])[A-Za-z0-9+/=_-]*$")
+_URL_RE = re.compile(r"\b(?:https?|ftp)://\S+")
+# Control and format characters other than tab and line breaks (NUL, zero-width spaces, BOM, private use).
+_INVISIBLE_CATEGORIES = frozenset(("Cc", "Cf", "Co", "Cn", "Cs"))
 
 # Words that make a sentence in the languages a greeting or an explanation may use. Token salad (random
 # vocabulary pieces) has almost none of them.
@@ -67,6 +76,54 @@ def excerpt(text, start=0, width=60):
     start = max(0, min(start, len(text) - width))
     piece = text[start:start + width].replace("\n", " ")
     return ("…" if start > 0 else "") + piece + ("…" if start + width < len(text) else "")
+
+
+def is_invisible(ch):
+    """A character a reader cannot see: control, format, private-use or unassigned (tab and newlines are text)."""
+    return ch not in "\t\n\r" and unicodedata.category(ch) in _INVISIBLE_CATEGORIES
+
+
+def visible_length(text):
+    """How many characters of the text a reader sees (whitespace and invisible characters left out)."""
+    return sum(1 for ch in (text or "") if not ch.isspace() and not is_invisible(ch))
+
+
+def invisible_run(text, least=4):
+    """(start, length) of the first run of at least ``least`` invisible characters, else None."""
+    start = None
+    for i, ch in enumerate((text or "") + "a"):
+        if is_invisible(ch):
+            start = i if start is None else start
+            continue
+        if start is not None and i - start >= least:
+            return start, i - start
+        start = None
+    return None
+
+
+def markup_leak(text):
+    """The first chat-template or reasoning tag in the prose (code spans left out), else None."""
+    m = _MARKUP_RE.search(_CODE_RE.sub(" ", text or ""))
+    return m.group(0) if m else None
+
+
+def opaque_share(text):
+    """(share of visible characters in opaque chunks, examples) over the prose without code and URLs.
+
+    An opaque chunk mixes ASCII letters and digits (0x3f, SGVsbG8…); it counts when it is long (24 or
+    more characters: base64, a hash) or when most chunks of a text of 8 or more are such codes (a hex dump).
+    """
+    prose = _URL_RE.sub(" ", _CODE_RE.sub(" ", text or ""))
+    chunks = [c.strip(".,;:!?()[]{}\"'") for c in prose.split()]
+    chunks = [c for c in chunks if c]
+    total = sum(len(c) for c in chunks)
+    if not total:
+        return 0.0, []
+    opaque = [c for c in chunks if _OPAQUE_RE.match(c)]
+    counted = [c for c in opaque if len(c) >= 24]
+    if len(chunks) >= 8 and len(opaque) >= 0.6 * len(chunks):
+        counted = opaque
+    return sum(len(c) for c in counted) / float(total), counted[:3]
 
 
 def periodic_tail(text, max_unit=64, min_times=5, min_span=40):
@@ -209,6 +266,15 @@ def garbage_findings(text, field):
     m = _BPE_RE.search(text) or _SAME_CHAR_RE.search(layout) or _SYMBOL_RUN_RE.search(layout)
     if m:
         add("scaled_token", m.start(), "a run of %d characters of one token or symbol class" % len(m.group(0)))
+    else:
+        run = invisible_run(text)
+        if run:
+            add("scaled_token", run[0], "a run of %d invisible or control characters (U+%04X first)"
+                % (run[1], ord(text[run[0]])))
+    tag = markup_leak(text)
+    if tag:
+        add("markup_leak", max(0, text.find(tag)), "chat-template or reasoning markup %r in the %s (does the "
+            "reasoning parser match the model's chat template?)" % (tag, field))
     tail = periodic_tail(text)
     if tail:
         unit, times, start = tail
@@ -225,6 +291,9 @@ def garbage_findings(text, field):
         if ratio < 0.25:
             add("low_distinct_ratio", 0, "%d distinct of %d word tokens (%.2f)" % (len(set(toks)), len(toks), ratio))
     salad = salad_finding(text)
+    share, codes = opaque_share(text)
+    if not salad and share >= 0.6:
+        salad = "%.0f%% of the text is letter-and-digit codes (%s)" % (100 * share, ", ".join(c[:16] for c in codes))
     if salad:
         add("token_salad", 0, salad)
     digits = digit_salad(toks)
@@ -236,6 +305,11 @@ def garbage_findings(text, field):
 def judge_answer(content, reasoning, finish_reason, require_reasoning=True):
     """Findings for one chat completion; empty when it looks like a coherent answer."""
     findings = []
+    if content is not None and str(content).strip() and not visible_length(str(content)):
+        findings.append({"signal": "empty_content", "field": "content", "excerpt": "",
+                         "detail": "no visible content: %d invisible or control characters (finish_reason=%s)"
+                                   % (len(str(content).strip()), finish_reason)})
+        return findings
     if content is None or not str(content).strip():
         if finish_reason == "length":
             findings.append({"signal": "reasoning_ran_out_of_budget", "field": "content",
@@ -296,6 +370,22 @@ _NUMBER_RE = re.compile(r"(?<![\w.])-?\d{1,3}(?:" + _SEP + r"\d{3})+(?:\.\d+)?(?
 _LIST_MARKER_RE = re.compile(r"(?m)^\s*(?:\d{1,2}[.)]|step\s+\d{1,2}\s*[:.)])\s", re.I)
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 _EXPR_CHARS = re.compile(r"^[\d\s.,+\-*/()]+$")
+# LaTeX an answer may typeset its arithmetic in: $…$, \(…\), \[…\], \times, \cdot, 56{,}088, 56\,088, \boxed{…}.
+_LATEX_SUBS = ((re.compile(r"\\(?:times|cdot)\b"), " × "), (re.compile(r"\\div\b"), " ÷ "),
+               (re.compile(r"\{,\}"), ","), (re.compile(r"\\,"), "\u2009"), (re.compile(r"\\[!;: ]"), " "),
+               (re.compile(r"\$+|\\[()\[\]]"), " "), (re.compile(r"\^\{(\d{1,2})\}"), r"^\1"))
+_LATEX_GROUP_RE = re.compile(r"\\(?:boxed|text|mathrm|mathbf|textbf|displaystyle)\s*\{([^{}]*)\}")
+_MAX_EXPONENT = 12
+
+
+def latex_plain(text):
+    """The text with the LaTeX of arithmetic written plainly (operators, separators, boxes and delimiters)."""
+    text = text or ""
+    for _ in range(3):
+        text = _LATEX_GROUP_RE.sub(r"\1", text)
+    for rx, repl in _LATEX_SUBS:
+        text = rx.sub(repl, text)
+    return text
 
 
 def numbers_in(text):
@@ -312,7 +402,7 @@ def numbers_in(text):
 
 def _eval_expr(expr):
     """The value of a plain arithmetic expression (numbers, + - * / and parentheses), else None."""
-    expr = expr.replace("×", "*").replace("·", "*").replace("÷", "/").replace("−", "-")
+    expr = expr.replace("×", "*").replace("·", "*").replace("÷", "/").replace("−", "-").replace("^", "**")
     expr = re.sub(r"(?<=\d)\s*[xX]\s*(?=\d)", "*", expr)
     # separators inside an expression, but not a space: "123 456" is two numbers there
     expr = re.sub(r"(?<=\d)[,\u00a0\u202f\u2009'\u2019](?=\d{3}\b)", "", expr).strip()
@@ -326,20 +416,25 @@ def _eval_expr(expr):
             return float(node.value)
         if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
             return _OPS[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            exponent = ev(node.right)  # 5.6088 × 10^4; a bounded power, never a huge one
+            if exponent != int(exponent) or abs(exponent) > _MAX_EXPONENT:
+                raise ValueError(node)
+            return ev(node.left) ** int(exponent)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -ev(node.operand)
         raise ValueError(node)
 
     try:
         return ev(ast.parse(expr, mode="eval"))
-    except (SyntaxError, ValueError, ZeroDivisionError, TypeError):
+    except (SyntaxError, ValueError, ZeroDivisionError, TypeError, OverflowError, RecursionError):
         return None
 
 
 def _equation_chains(text):
     """Chains 'e1 = e2 = ... = en' of plain arithmetic: [(values of each side, (start, end))]."""
     chains = []
-    side = r"[\d \t.,+\-*/()×x·÷−'\u2019\u00a0\u202f\u2009]+"
+    side = r"[\d \t.,+\-*/()×x·÷−^'\u2019\u00a0\u202f\u2009]+"
     for m in re.finditer(r"%s(?:(?:=|equals|is)%s)+" % (side, side), text or ""):
         parts = re.split(r"=|equals|is", m.group(0))
         values = [_eval_expr(p) for p in parts]
@@ -355,7 +450,7 @@ def math_findings(content, a, b):
     of equalities that does not hold, or a stated number that is neither an operand, nor the product, nor
     part of correct working, is a conflicting result. List markers ('1.', 'Step 2:') are not results.
     """
-    text = content or ""
+    text = latex_plain(content)
     want = float(a * b)
     prose = _LIST_MARKER_RE.sub(" ", text)
     nums = numbers_in(prose)

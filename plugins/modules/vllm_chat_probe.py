@@ -14,11 +14,13 @@ description:
   - The model card's verification checklist, through C(/v1/chat/completions) only (raw completions
     degenerate on this model). A greeting, a Traditional Chinese prompt and simple arithmetic with random
     operands, checked numerically. The product must be stated and no other result; restated operands and
-    correct working are allowed, thousands separators too.
+    correct working are allowed, thousands separators and LaTeX (C(\times), C(56{,}088)) too.
   - Every answer goes through a garbage detector over content and reasoning (repeated n-grams, a token or
     character repeated to the end, a low distinct-token ratio, the "scaled-token" signature, token salad
-    across scripts, digit garbage, empty content). The Chinese answer must be Chinese, and Traditional,
-    judged by the share of Simplified-only characters (OpenCC's tables) among those that tell the scripts apart.
+    across scripts or opaque letter-and-digit codes, digit garbage, empty or invisible-only content, and
+    chat-template or reasoning markup such as C(</think>) in the answer). The Chinese answer must be
+    Chinese, and Traditional, judged by the share of Simplified-only characters (OpenCC's tables) among
+    those that tell the scripts apart.
   - Reasoning must be present as C(reasoning) or C(reasoning_content). C(finish_reason=length) with null
     content is reported as "reasoning ran out of budget", never as a pass.
   - Fails when any probe fails; every verdict names its signal and quotes an excerpt.

@@ -20,12 +20,15 @@ description:
     is given and no other candidate number is; a value beside another needle's value, a hedge ("either X
     or Y") or a value next to "not found" is C(ambiguous), a failure; another needle's value is
     C(distractor); the right key with wrong digits is C(partial) (the sm89 indexer bug loses digits but
-    keeps words); no value, or "not found", is C(missed).
+    keeps words); no value, or "not found", is C(missed). Degenerate output (a loop to the end, a run of one
+    token or of invisible characters, chat-template or reasoning markup in the content) is C(garbage),
+    whatever number it gives.
   - A target that the server's context cannot hold within O(tolerance) is a failure (C(cannot_test)), never
     shrunk silently. Every row records the tokens actually sent (C(usage.prompt_tokens)), checked against
     the sized count, and the latency of each depth.
   - Optionally a control question about a key that is not in the text. It fails only when the content gives a
-    number as the answer for that key; a clear "not there" passes, also when it lists what the text holds.
+    number as the answer for that key (C(failed)), when it has no visible content (C(no_answer)) or when it
+    is degenerate output (C(garbage)); a clear "not there" passes, also when it lists what the text holds.
 author:
   - glm53.serving contributors (@glm53)
 options:

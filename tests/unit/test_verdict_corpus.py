@@ -21,10 +21,11 @@ def test_case_is_judged_as_labelled(case):
 
 def test_corpus_covers_every_class():
     ids = [c["id"] for c in DATA["cases"]]
-    assert len(ids) == len(set(ids)) and len(ids) >= 80
+    assert len(ids) == len(set(ids)) and len(ids) >= 120
     counts = Counter((c["probe"], c["expect"]) for c in DATA["cases"])
     for probe in ("greeting", "chinese", "math", "needle", "control"):
         assert counts[(probe, "pass")] >= 4 and counts[(probe, "fail")] >= 4, (probe, counts)
     signals = {c.get("signal") for c in DATA["cases"]}
     assert {"token_salad", "digit_garbage", "repeated_ngram", "repetition_to_end", "scaled_token",
-            "simplified_chinese", "conflicting_answer", "ambiguous", "distractor", "partial", "missed"} <= signals
+            "simplified_chinese", "conflicting_answer", "ambiguous", "distractor", "partial", "missed",
+            "markup_leak", "empty_content", "garbage", "no_answer"} <= signals

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.glm53.serving.plugins.module_utils._text_checks import (
+    _eval_expr,
     garbage_findings,
     judge_answer,
     math_findings,
@@ -67,3 +68,37 @@ def test_punctuation_makes_no_ngrams_and_coverage_stays_below_100_percent():
     _n, _phrase, count, coverage = repeated_ngram(["of", "the", "of", "the"] * 25)
     assert 0.95 <= coverage <= 1.0 and count >= 40
     assert repeated_ngram("one two three four five six seven eight nine ten eleven twelve".split() * 1) is None
+
+
+def test_markup_in_a_code_span_is_quoted_not_leaked():
+    assert garbage_findings("Reasoning goes between `<think>` and `</think>`, never into this answer.", "content") == []
+    leak = garbage_findings("I will greet them.</think>Hello there, how can I help?", "content")
+    assert [f["signal"] for f in leak] == ["markup_leak"] and "</think>" in leak[0]["detail"]
+
+
+def test_invisible_characters():
+    # a joined emoji has one zero-width joiner between pictures: no run
+    assert garbage_findings("Hello! 👨‍👩‍👧‍👦 How can I help your family today?", "content") == []
+    assert [f["signal"] for f in garbage_findings("Hi\u200b\u200b\u200b\u200bthere, how are you?", "content")] == ["scaled_token"]
+    empty = judge_answer("\u200b\u2060\ufeff\u200b", "ok", "stop")
+    assert [f["signal"] for f in empty] == ["empty_content"] and "4 invisible" in empty[0]["detail"]
+
+
+def test_opaque_codes_only_when_they_are_most_of_the_text():
+    assert garbage_findings("Hi! This build is commit f2935ce322ab47e1c0d9a8b7c6d5e4f3a2b1c0d9; how can I help you with "
+                            "it today, and what would you like to know about the release and its fixes?", "content") == []
+    hexdump = garbage_findings(" ".join("0x%02x" % n for n in range(0, 240, 15)), "content")
+    assert [f["signal"] for f in hexdump] == ["token_salad"]
+
+
+def test_latex_and_powers_in_arithmetic():
+    assert math_findings(r"$$123 \times 456 = 56{,}088$$", 123, 456) == []
+    assert math_findings(r"\(123 \cdot 456\) is \boxed{56\,088}", 123, 456) == []
+    assert math_findings("123 × 456 = 5.6088 × 10^4 = 56088", 123, 456) == []
+    assert [f["signal"] for f in math_findings(r"$123 \times 456 = 56{,}078$", 123, 456)] == ["wrong_answer"]
+
+
+@pytest.mark.parametrize("expr", ["9^12^12", "2^(10^10)", "99999999999999999999^99", "(" * 300 + "1" + ")" * 300])
+def test_huge_or_deep_expressions_are_not_evaluated(expr):
+    # a hostile answer must not make the probe compute a huge power or recurse without bound
+    assert _eval_expr(expr) is None
