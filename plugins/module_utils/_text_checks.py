@@ -381,7 +381,7 @@ _MAX_EXPONENT = 12
 def latex_plain(text):
     """The text with the LaTeX of arithmetic written plainly (operators, separators, boxes and delimiters)."""
     text = text or ""
-    for _ in range(3):
+    for _depth in range(3):
         text = _LATEX_GROUP_RE.sub(r"\1", text)
     for rx, repl in _LATEX_SUBS:
         text = rx.sub(repl, text)

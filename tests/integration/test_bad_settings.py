@@ -204,7 +204,38 @@ SITE = {
                          ["preflight_disk_requirements (min_free_gib)[0]=0"]),
     "preflight-gpu-mem-0": ({"preflight_gpu_min_memory_mib": 0}, ["preflight_gpu_min_memory_mib=0"]),
     "preflight-unknown-skip": ({"preflight_skip_checks": ["gpu_cout"]}, ["preflight_skip_checks", "gpu_cout"]),
+    # the command line: -e key=value always gives a string ("false" is true to Jinja; a JSON mapping stays text)
+    "cli-public-no-key-false": ({"serve_api_key": "", "serve_allow_unauthenticated_remote": "false"},
+                                ["serve_host=0.0.0.0 exposes the endpoint"]),
+    "cli-enforce-eager-true": ({"serve_enforce_eager": "true"}, ["serve_enforce_eager=true", "FULL_DECODE_ONLY"]),
+    "cli-long-context-false": ({"serve_max_model_len": 600000, "serve_allow_long_context": "false"},
+                               ["serve_allow_long_context=true"]),
+    "cli-fork-arch-allow-no": ({"vllm_fork_cuda_arch_list": "9.0", "vllm_fork_allow_other_arch": "no"},
+                               ["vllm_fork_cuda_arch_list=\"9.0\""]),
+    "cli-python-allow-0": ({"venv_python": "python3.12", "venv_allow_other_python": "0"}, ["venv_python=\"python3.12\""]),
+    "cli-compilation-json": ({"serve_compilation_config": '{"cudagraph_mode": "FULL_DECODE_ONLY"}'},
+                             ["serve_compilation_config is a string", "not a mapping",
+                              "-e '{\"serve_compilation_config\": {\"key\": \"value\"}}'"]),
+    "cli-hf-overrides-json": ({"serve_hf_overrides": '{"text_config": {"index_topk": null}}'},
+                              ["serve_hf_overrides is a string"]),
+    "cli-extra-args-text": ({"serve_extra_args": "--enable-chunked-prefill"}, ["serve_extra_args is a string", "a list"]),
+    "cli-targets-text": ({"probes_needle_targets": "450000"}, ["probes_needle_targets is a string"]),
+    "cli-writable-text": ({"service_writable_paths": "/var/lib/glm53"}, ["service_writable_paths is a string"]),
+    "cli-env-text": ({"service_environment": "NCCL_DEBUG=INFO"}, ["service_environment is a string"]),
+    "cli-pins-text": ({"venv_release_pins": "transformers==5.8.0"}, ["venv_release_pins is a string"]),
+    "cli-seeds-json": ({"vllm_fork_dependency_src_dirs": '{"cutlass": "/srv/cutlass"}'},
+                       ["vllm_fork_dependency_src_dirs is a string"]),
+    "cli-required-commits-text": ({"vllm_fork_required_commits": "ab12cd34ef"}, ["vllm_fork_required_commits is a string"]),
+    "cli-flashinfer-env-text": ({"flashinfer_build_env": "MAX_JOBS=4"}, ["flashinfer_build_env is a string"]),
+    "cli-disk-text": ({"preflight_disk_requirements": "/srv:100"}, ["preflight_disk_requirements"]),
 }
+
+# A host with the good base and every boolean given as the command line gives it (a string): it must pass
+# validation like good-base (`| bool` reads "false", "no", "0" as false).
+GOOD_CLI = {"serve_enforce_eager": "false", "serve_enable_prefix_caching": "no", "serve_allow_long_context": "False",
+            "serve_allow_unauthenticated_remote": "0", "serve_enable_auto_tool_choice": "true",
+            "vllm_fork_allow_other_arch": "false", "flashinfer_allow_other_arch": "no", "venv_allow_other_python": "false",
+            "vllm_fork_use_ccache": "yes", "probes_needle": "true", "probes_chat": "yes", "probes_fail_host": "true"}
 
 ROLLOUT = {
     "rollout-serial-0": ({"rollout_serial": 0}, ["rollout_serial=0", "whole fleet"]),
@@ -226,6 +257,7 @@ def run(tmp_path_factory, playbook, cases, good):
     hosts = dict((name, overrides) for name, (overrides, _words) in cases.items())
     if good:
         hosts["good-base"] = {}
+        hosts["good-cli-strings"] = GOOD_CLI
     inventory = tmp / "hosts.yml"
     inventory.write_text(json.dumps({"all": {"children": {"glm53_serving": {"hosts": hosts, "vars": base(scratch)}}}}))
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORKS": "10",
@@ -275,8 +307,10 @@ def test_nothing_was_written_and_only_the_good_host_went_on(site, rollout):
         assert "good-base" not in failures or "nvidia-smi" in _message(failures["good-base"])
         assert "Bring GLM-5.3-Flash serving hosts" not in proc.stdout or "good-base" in failures
     proc, failures, _scratch = site
-    # the good base passed every role's validation and stopped at preflight's read of the GPUs
-    assert "nvidia-smi" in _message(failures["good-base"]), _message(failures["good-base"])
+    # the good base passed every role's validation and stopped at preflight's read of the GPUs; so did the good
+    # base with every boolean given as a command-line string
+    for good in ("good-base", "good-cli-strings"):
+        assert "nvidia-smi" in _message(failures[good]), _message(failures[good])
     assert len(SITE) + len(ROLLOUT) >= 80
     with pytest.raises(KeyError):
         pwd.getpwnam(USER)
