@@ -22,13 +22,21 @@ def run_module(capsys):
     """run_module(module, args) -> the module's JSON result (failed or not)."""
     from ansible.module_utils.testing import patch_module_args
 
+    from ansible.module_utils import _internal
+
     def run(module, args=None, check_mode=False):
         args = dict(args or {})
         if check_mode:
             args["_ansible_check_mode"] = True
-        with patch_module_args(args):
-            with pytest.raises(SystemExit):
-                module.main()
+        # A module runs on the target: once any test in this process has imported controller code (a filter
+        # plugin imports ansible.errors), module_utils would print warnings instead of returning them.
+        was_controller, _internal.is_controller = _internal.is_controller, False
+        try:
+            with patch_module_args(args):
+                with pytest.raises(SystemExit):
+                    module.main()
+        finally:
+            _internal.is_controller = was_controller
         return ModuleResult(json.loads(capsys.readouterr().out))
 
     return run
