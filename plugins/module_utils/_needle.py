@@ -253,16 +253,15 @@ def score_control(content, reasoning, asked_key, needles):
     """
     text = content or ""
     keys_of = dict((v, k) for k, v in needles)
-    reasoning_values = [n for n in candidates(reasoning) if n in keys_of]
+    diag = {"asked": asked_key, "says_absent": False,
+            "reasoning_values": [n for n in candidates(reasoning) if n in keys_of]}
     if not visible_length(text):
-        return {"asked": asked_key, "says_absent": False, "reasoning_values": reasoning_values,
-                "verdict": "no_answer", "answered": None,
-                "detail": "no visible content for %s: the control shows nothing (did the reasoning use up "
-                          "max_tokens?)" % asked_key}
+        return dict(diag, verdict="no_answer", answered=None,
+                    detail="no visible content for %s: the control shows nothing (did the reasoning use up "
+                           "max_tokens?)" % asked_key)
     junk = degenerate(text)
     if junk:
-        return {"asked": asked_key, "says_absent": False, "reasoning_values": reasoning_values,
-                "verdict": junk[0], "answered": None, "detail": junk[1]}
+        return dict(diag, verdict=junk[0], answered=None, detail=junk[1])
     says_absent = bool(declares_absent(text))
     answers = []
     for sent in sentences(text):
@@ -275,7 +274,7 @@ def score_control(content, reasoning, asked_key, needles):
         if says_absent and not _names(sent, asked_key) and not _GUESS_RE.search(sent):
             continue  # after "not there", a bare list of what was found
         answers += nums
-    diag = {"asked": asked_key, "says_absent": says_absent, "reasoning_values": reasoning_values}
+    diag["says_absent"] = says_absent
     if answers:
         named = ", ".join("%s (%s)" % (n, "the value of %s" % keys_of[n] if n in keys_of else "made up")
                           for n in answers)
