@@ -23,10 +23,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Each stage's time goes to $PROFILE/stages.tsv, each scenario's actions and plays to $PROFILE/molecule-*.tsv,
+# pytest's counts to $PROFILE/*.xml; the summary prints them as one table (hack/profile_log.py).
+PROFILE=$WORK/profile
+rm -rf "$PROFILE" && mkdir -p "$PROFILE"
+
 run_stage() {  # name command...
-  local name=$1; shift
+  local name=$1 t0 rc; shift
   step "stage: $name"
-  if "$@"; then
+  t0=$(date +%s)
+  "$@"; rc=$?
+  printf '%s\t%s\n' "$name" "$(( $(date +%s) - t0 ))" >>"$PROFILE/stages.tsv"
+  if [ "$rc" -eq 0 ]; then
     passed=$((passed + 1)); echo "---- stage $name: passed"
   else
     failed=$((failed + 1)); failed_names+=("$name"); echo "---- stage $name: FAILED"
@@ -65,7 +73,7 @@ stage_contract() {
   local t0
   ensure_contract_venv || return 1
   t0=$(date +%s)
-  python -m pytest -p no:cacheprovider -v tests/contract || return 1
+  python -m pytest -p no:cacheprovider -v --junitxml="$PROFILE/contract.xml" tests/contract || return 1
   echo "contract tests against vLLM 0.28.0: $(( $(date +%s) - t0 )) s"
 }
 
@@ -75,7 +83,8 @@ stage_molecule() {
   start_dockerd && ensure_images || return 1
   for s in $scenarios; do
     step "molecule test -s $s"
-    if timeout "${SCENARIO_TIMEOUT:-1500}" molecule test -s "$s"; then ok=$((ok + 1)); else bad=$((bad + 1)); fi
+    if timeout "${SCENARIO_TIMEOUT:-1500}" molecule test -s "$s" 2>&1 | python3 hack/profile_log.py tee "$PROFILE/molecule-$s.tsv" "$s"
+    then ok=$((ok + 1)); else bad=$((bad + 1)); fi
   done
   echo "molecule: $ok passed, $bad failed"
   [ "$bad" -eq 0 ]
@@ -91,7 +100,8 @@ for stage in $STAGES; do
                 && run_stage changelog antsibull-changelog lint ;;
     ansible-lint) run_stage ansible-lint stage_ansible_lint ;;
     sanity) run_stage sanity stage_sanity ;;
-    pytest) run_stage pytest python -m pytest -n 2 -p no:cacheprovider tests/unit tests/integration ;;
+    pytest) run_stage pytest python -m pytest -n 2 --dist loadgroup --durations=15 -p no:cacheprovider \
+              --junitxml="$PROFILE/pytest.xml" tests/unit tests/integration ;;
     contract) run_stage contract stage_contract ;;
     verdicts) run_stage verdicts python hack/verdict_corpus.py ;;
     molecule) run_stage molecule stage_molecule ;;
@@ -99,6 +109,8 @@ for stage in $STAGES; do
   esac
 done
 
+step "profile"
+python3 hack/profile_log.py table "$PROFILE" || true
 step "summary (wall $(( $(date +%s) - T0 )) s)${failed_names[*]:+; failed: ${failed_names[*]}}"
 echo "stages: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import urllib.request
 
 SDISTS = {
@@ -59,8 +60,17 @@ def fetch(name):
         return path
     os.makedirs(cache_dir(), exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=cache_dir(), suffix=".part")
-    with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=300) as resp:  # noqa: S310
-        shutil.copyfileobj(resp, out)
+    os.close(fd)
+    for attempt in range(3):  # a dropped connection or a passing TLS fault on the way to PyPI: try again
+        try:
+            with open(tmp, "wb") as out, urllib.request.urlopen(url, timeout=300) as resp:  # noqa: S310
+                shutil.copyfileobj(resp, out)
+            break
+        except OSError:
+            if attempt == 2:
+                os.unlink(tmp)
+                raise
+            time.sleep(5 * (attempt + 1))
     got = _sha256(tmp)
     if got != sha256:
         os.unlink(tmp)

@@ -16,6 +16,10 @@ import pytest
 
 from testlib import COLLECTIONS_ROOT, REFERENCE_FLAGS, REPO, StandIn
 
+# Its tests share one module fixture that does the work: one pytest-xdist worker runs them all (--dist loadgroup),
+# instead of each worker running the fixture again.
+pytestmark = pytest.mark.xdist_group("test_verdict_classes")
+
 VERIFY = os.path.join(REPO, "playbooks", "verify.yml")
 SHORT = 40960
 

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""The time profile of `make test`: where each stage, molecule scenario, molecule action and play spends its time.
+
+    python3 hack/profile_log.py tee ROWS.tsv SCENARIO   # pass molecule's output through, record its timings
+    python3 hack/profile_log.py table DIR               # the table, from DIR/stages.tsv, DIR/*.tsv, DIR/*.xml
+
+`tee` stamps the lines molecule and ansible-playbook print as they arrive: an action runs from molecule's
+"[s > action] Executing" to the next one, a play from its "PLAY [...]" banner to the next banner or the
+action's end. It also counts what the scenario proved: testinfra tests passed and failed in verify, and the
+assert tasks whose "All assertions passed" ansible printed (stories and side effects). Standard library only.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+ACTION_RE = re.compile(r"^INFO\s+\[(?P<s>[\w-]+) > (?P<a>[\w-]+)\] (?P<what>Executing|Executed)")
+PLAY_RE = re.compile(r"^PLAY \[(?P<p>.*)\] \*+$")
+PASSED_RE = re.compile(r"::\S+ PASSED\b|\bPASSED\s*$")
+FAILED_RE = re.compile(r"::\S+ FAILED\b")
+ASSERT_RE = re.compile(r"All assertions passed")
+
+
+def tee(out_path, scenario):
+    rows, action, a_t0, play, p_t0 = [], None, None, None, None
+    counts = {"testinfra_passed": 0, "testinfra_failed": 0, "asserts_passed": 0}
+
+    def close_play(now):
+        if play is not None:
+            rows.append(("play", scenario, action or "-", play, now - p_t0))
+
+    for line in sys.stdin:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        now = time.time()
+        m = ACTION_RE.match(line)
+        if m:
+            close_play(now)
+            play = None
+            if m.group("what") == "Executing":
+                action, a_t0 = m.group("a"), now
+            elif action is not None:
+                rows.append(("action", scenario, action, "", now - a_t0))
+                action = None
+            continue
+        m = PLAY_RE.match(line)
+        if m:
+            close_play(now)
+            play, p_t0 = m.group("p"), now
+            continue
+        if action == "verify" and PASSED_RE.search(line):
+            counts["testinfra_passed"] += 1
+        elif action == "verify" and FAILED_RE.search(line):
+            counts["testinfra_failed"] += 1
+        if ASSERT_RE.search(line):
+            counts["asserts_passed"] += 1
+    now = time.time()
+    close_play(now)
+    if action is not None:
+        rows.append(("action", scenario, action, "(cut short)", now - a_t0))
+    with open(out_path, "w") as f:
+        for kind, s, a, p, secs in rows:
+            f.write("%s\t%s\t%s\t%s\t%.1f\n" % (kind, s, a, p.replace("\t", " "), secs))
+        for k, v in counts.items():
+            f.write("count\t%s\t%s\t\t%d\n" % (scenario, k, v))
+
+
+def _read(path):
+    with open(path) as f:
+        return [line.rstrip("\n").split("\t") for line in f if line.strip()]
+
+
+def _junit_counts(path):
+    root = ET.parse(path).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    tests = sum(int(s.get("tests", 0)) for s in suites)
+    bad = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
+    skipped = sum(int(s.get("skipped", 0)) for s in suites)
+    return tests, bad, skipped
+
+
+def fmt(secs):
+    secs = float(secs)
+    return "%6.0f s" % secs if secs < 120 else "%6.1f min" % (secs / 60)
+
+
+def table(folder):
+    stages = _read(os.path.join(folder, "stages.tsv")) if os.path.exists(os.path.join(folder, "stages.tsv")) else []
+    total = sum(float(r[1]) for r in stages) or 1.0
+    print("Time profile (%s)" % folder)
+    print("%-14s %10s %6s" % ("stage", "time", "share"))
+    for name, secs, *_ in stages:
+        print("%-14s %10s %5.0f%%" % (name, fmt(secs), 100 * float(secs) / total))
+    print("%-14s %10s" % ("all stages", fmt(total)))
+    for xml in sorted(glob.glob(os.path.join(folder, "*.xml"))):
+        tests, bad, skipped = _junit_counts(xml)
+        print("%s: %d tests, %d failed or errored, %d skipped" % (os.path.basename(xml)[:-4], tests, bad, skipped))
+    rows = []
+    for path in sorted(glob.glob(os.path.join(folder, "molecule-*.tsv"))):
+        rows += _read(path)
+    if not rows:
+        return
+    scenarios = sorted({r[1] for r in rows}, key=lambda s: -sum(float(r[4]) for r in rows if r[1] == s and r[0] == "action"))
+    actions = ["destroy", "create", "prepare", "converge", "idempotence", "side_effect", "verify"]
+    print("\nmolecule, per scenario and action (seconds; destroy counts both)")
+    print("%-11s" % "scenario" + "".join("%12s" % a for a in actions) + "%10s %9s %9s" % ("total", "testinfra", "asserts"))
+    for s in scenarios:
+        per = {a: sum(float(r[4]) for r in rows if r[0] == "action" and r[1] == s and r[2] == a) for a in actions}
+        cnt = {r[2]: int(r[4]) for r in rows if r[0] == "count" and r[1] == s}
+        print("%-11s" % s + "".join("%12.0f" % per[a] for a in actions) + "%10.0f %9d %9d" % (
+            sum(per.values()), cnt.get("testinfra_passed", 0), cnt.get("asserts_passed", 0)))
+    plays = sorted((r for r in rows if r[0] == "play"), key=lambda r: -float(r[4]))[:15]
+    print("\nslowest plays")
+    for _k, s, a, p, secs in plays:
+        print("%8.0f s  %-8s %-12s %s" % (float(secs), s, a, p[:80]))
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == "tee":
+        tee(argv[2], argv[3])
+    elif len(argv) == 3 and argv[1] == "table":
+        table(argv[2])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
