@@ -146,8 +146,20 @@ def size_haystack(count_tokens, haystack, target, limit, tolerance=0.01, max_cal
     return n, c, len(points)
 
 
-# A needle value as a model may write it: 4729103, 4,729,103, 4 729 103 (also 5-9 digits, for near misses).
-_CANDIDATE_RE = re.compile(r"(?<![\d,.])(\d{1,3}(?:[,\u00a0\u202f\u2009 ]\d{3}){1,2}|\d{5,9})(?![\d]|[,.]\d)")
+# A needle value as a model may write it: 4729103, 4,729,103, 4 729 103, 4'729'103, 4_729_103, 4.729.103 (one
+# separator throughout; a dot only with two groups, 4.729 is a decimal), thin and no-break spaces; also
+# 5-9 digits, for near misses.
+_CANDIDATE_RE = re.compile(
+    r"(?<![\d,.'\u2019_])(\d{1,3}(?:(?P<sep>[,\u00a0\u202f\u2009 '\u2019_])\d{3}(?:(?P=sep)\d{3})?|\.\d{3}\.\d{3})"
+    r"|\d{5,9})(?![\d]|[,.'\u2019_]\d)")
+# Words that disown the number right after them: "4729103, not 4729130", "not to be confused with 8812345".
+_DISOWN_RE = re.compile(r"(?:\bnot(?: to be confused with| the same as)?|\brather than|\binstead of|\bunlike|"
+                        r"\bas opposed to|\bisn['\u2019]t|\bdifferent from|\bwrong(?:ly)?|\bnor)\W{0,12}$", re.I)
+# A key as the haystack writes one: two or more lower-case words joined by hyphens (brave-otter).
+_KEY_RE = re.compile(r"(?<![\w-])[a-z]+(?:[-_][a-z]+)+(?![\w-])", re.I)
+# After a denial, a number offered in the asked key's place: "use 8812345 instead", "try 8812345".
+_SUBSTITUTE_RE = re.compile(r"\b(?:instead|use|try|substitute|in its place|go with|you (?:can|could|might) (?:use|take)|"
+                            r"closest|nearest|similar|alternative)\b", re.I)
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
 # "It is not in the text", "I could not find", "there is no number for X", "the text does not mention X".
 _ABSENT_RE = re.compile(
@@ -162,10 +174,37 @@ _GUESS_RE = re.compile(r"\b(?:guess|might be|could be|may be|probably|likely|per
 def candidates(text):
     """The numbers of 5 to 9 digits a text gives, separators removed, in order, without repeats."""
     out = []
+    for num, _start in _occurrences(text):
+        if num not in out:
+            out.append(num)
+    return out
+
+
+def _occurrences(text):
+    """[(number, start)] of every 5 to 9 digit number in the text, separators removed."""
+    out = []
     for m in _CANDIDATE_RE.finditer(text or ""):
         num = re.sub(r"\D", "", m.group(1))
-        if 5 <= len(num) <= 9 and num not in out:
-            out.append(num)
+        if 5 <= len(num) <= 9:
+            out.append((num, m.start()))
+    return out
+
+
+def attributed_elsewhere(text, key, value, other_keys):
+    """The numbers other than ``value`` that the text does not offer for ``key``: each one that follows the
+    mention of another key more closely than the asked key's (in its sentence), or that comes right after
+    words that disown it ("not", "rather than", "not to be confused with")."""
+    out = set()
+    for sent in sentences(text):
+        keys = [(m.start(), re.sub(r"[\s_]+", "-", m.group(0).lower())) for m in _KEY_RE.finditer(sent)]
+        for num, start in _occurrences(sent):
+            if num == value:
+                continue
+            before = [k for pos, k in keys if pos < start]
+            if _DISOWN_RE.search(sent[max(0, start - 40):start]):
+                out.add(num)
+            elif before and before[-1] != key.lower() and (before[-1] in other_keys or not _names(sent, key)):
+                out.add(num)
     return out
 
 
@@ -212,8 +251,14 @@ def score(content, reasoning, key, value, distractors):
     junk = degenerate(text)
     if junk:
         return dict(base, verdict=junk[0], answered=value if value in nums else None, detail=junk[1])
-    absent = declares_absent(text)
-    rest = [n for n in nums if n != value]
+    other_keys = set(k.lower() for k, _v in distractors)
+    elsewhere = attributed_elsewhere(text, key, value, other_keys) if value in nums else set()
+    # a denial about another key ("calm-heron is not what you asked"), or about a number disowned or attributed
+    # to another key ("not to be confused with 4729130, which does not appear"), is no hedge
+    absent = [a for a in declares_absent(text)
+              if not (value in nums and (any(n in candidates(a) for n in elsewhere)
+                                         or any(_names(a, k) for k in other_keys) and not _names(a, key)))]
+    rest = [n for n in nums if n != value and n not in elsewhere]
     if value in nums:
         if not rest and not absent:
             return dict(base, verdict="retrieved", answered=value)
@@ -223,8 +268,9 @@ def score(content, reasoning, key, value, distractors):
                                                                    "not a needle") for n in rest))
         if absent:
             why.append("also says %r" % absent[0].strip()[:80])
-        return dict(base, verdict="ambiguous", answered=value,
-                    detail="gives %s and %s: several candidates are not a retrieval" % (value, "; ".join(why)))
+        detail = ("gives %s and %s: several candidates are not a retrieval" if rest else
+                  "gives %s but %s: a hedged answer is not a retrieval") % (value, "; ".join(why))
+        return dict(base, verdict="ambiguous", answered=value, detail=detail)
     hint = " (the value is in the reasoning only)" if base["reasoning_has_value"] else ""
     given = [n for n in nums if n in other]
     if given:
@@ -266,12 +312,13 @@ def score_control(content, reasoning, asked_key, needles):
     answers = []
     for sent in sentences(text):
         nums = candidates(sent)
-        if not nums or _ABSENT_RE.search(sent):
-            continue
+        offered = _GUESS_RE.search(sent) or _SUBSTITUTE_RE.search(sent)
+        if not nums or (_ABSENT_RE.search(sent) and not offered):
+            continue  # a denial; a guess or a substitute in the same sentence still counts as an answer
         other_key = any(_names(sent, k) for k, _v in needles)
         if other_key and not _names(sent, asked_key):
             continue  # "calm-heron: 8812345" lists what is there, attributed to its own key
-        if says_absent and not _names(sent, asked_key) and not _GUESS_RE.search(sent):
+        if says_absent and not _names(sent, asked_key) and not offered:
             continue  # after "not there", a bare list of what was found
         answers += nums
     diag["says_absent"] = says_absent

@@ -12,6 +12,7 @@ response. Thresholds are tuned on the labelled corpus in tests/corpus (``hack/ve
 from __future__ import annotations
 
 import ast
+import difflib
 import operator
 import re
 import unicodedata
@@ -36,7 +37,9 @@ _BPE_RE = re.compile(r"[ĠĊĉ]{4,}|(?:Ġ\w+){6,}")
 _SAME_CHAR_RE = re.compile(r"(\S)\1{15,}")
 _SYMBOL_RUN_RE = re.compile(r"[^\w\s]{30,}", re.UNICODE)
 # Markdown table rules (|---|:---:|) and horizontal rules (----, ====, ***) are layout, not a symbol run.
-_RULE_LINE_RE = re.compile(r"(?m)^[ \t]*[-|:=+*_#~ \t]{3,}$")
+# Box-drawing tables (┌─┬─┐, │ a │ b │, ╞═╪═╡) and em- or en-dash rules (————) are layout too.
+_RULE_LINE_RE = re.compile(r"(?m)^[ \t]*[-|:=+*_#~ \t\u2500-\u257f\u2010-\u2015\u2212]{3,}$")
+_BOX_RE = re.compile(r"[\u2500-\u257f]")
 _STRUCTURE_RE = re.compile(r"[.!?。！？;；:：,，、()\[\]\n-]")
 # Chat-template and reasoning markup in the answer: the reasoning parser does not match the template
 # (vllm-project/vllm#33348: GLM-4.7 under the glm45 parser puts its reasoning and </think> in content), or a
@@ -139,7 +142,7 @@ def periodic_tail(text, max_unit=64, min_times=5, min_span=40):
         if span >= max(min_span, length * min_times):
             start = i + 1
             unit = t[start:start + length]
-            if unit.strip(" -=_|*#.\n\t") == "":
+            if _BOX_RE.sub("", unit).strip(" -=_|*#.\n\t\u2010\u2011\u2012\u2013\u2014\u2015\u2212") == "":
                 continue  # a rule of dashes or dots is layout, not a loop
             return unit, span // length, start
     return None
@@ -262,7 +265,7 @@ def garbage_findings(text, field):
     def add(signal, start, detail):
         found.append({"signal": signal, "field": field, "excerpt": excerpt(text, start), "detail": detail})
 
-    layout = _RULE_LINE_RE.sub("", text)  # table rules and horizontal rules are layout
+    layout = _BOX_RE.sub(" ", _RULE_LINE_RE.sub("", text))  # table rules, box drawing and horizontal rules are layout
     m = _BPE_RE.search(text) or _SAME_CHAR_RE.search(layout) or _SYMBOL_RUN_RE.search(layout)
     if m:
         add("scaled_token", m.start(), "a run of %d characters of one token or symbol class" % len(m.group(0)))
@@ -359,13 +362,22 @@ def traditional_chinese_findings(content):
         return [{"signal": "simplified_chinese", "field": "content", "excerpt": excerpt(text, text.find(simp[0])),
                  "detail": "%d Simplified-only against %d Traditional-only characters (%s): %s"
                            % (len(simp), len(trad), ZH_SCRIPT_SOURCE.split(" ", 1)[0], names[:20])}]
+    # Whole sentences in Simplified inside a longer Traditional answer: judged sentence by sentence too. A
+    # quoted Simplified name (two characters) is not a sentence in Simplified.
+    for sent in _SENTENCE_END_RE.split(prose):
+        _n, s_simp, s_trad = chinese_script(sent or "")
+        if len(s_simp) >= 3 and len(s_simp) >= 0.6 * (len(s_simp) + len(s_trad)):
+            return [{"signal": "simplified_chinese", "field": "content", "excerpt": excerpt(text, text.find(sent.strip())),
+                     "detail": "a sentence in Simplified Chinese (%d Simplified-only against %d Traditional-only "
+                               "characters in it, %d against %d in the whole answer): %s"
+                               % (len(s_simp), len(s_trad), len(simp), len(trad), sent.strip()[:30])}]
     return []
 
 
 # ------------------------------------------------------------------ arithmetic
 
-# Thousands separators: comma, space, no-break, narrow no-break and thin spaces, apostrophes (56'088).
-_SEP = r"[, \u00a0\u202f\u2009'\u2019]"
+# Thousands separators: comma, space, no-break, narrow no-break and thin spaces, apostrophes (56'088), underscores.
+_SEP = r"[, \u00a0\u202f\u2009'\u2019_]"
 _NUMBER_RE = re.compile(r"(?<![\w.])-?\d{1,3}(?:" + _SEP + r"\d{3})+(?:\.\d+)?(?![\d])|(?<![\w.])-?\d+(?:\.\d+)?(?![\d])")
 _LIST_MARKER_RE = re.compile(r"(?m)^\s*(?:\d{1,2}[.)]|step\s+\d{1,2}\s*[:.)])\s", re.I)
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
@@ -405,7 +417,7 @@ def _eval_expr(expr):
     expr = expr.replace("×", "*").replace("·", "*").replace("÷", "/").replace("−", "-").replace("^", "**")
     expr = re.sub(r"(?<=\d)\s*[xX]\s*(?=\d)", "*", expr)
     # separators inside an expression, but not a space: "123 456" is two numbers there
-    expr = re.sub(r"(?<=\d)[,\u00a0\u202f\u2009'\u2019](?=\d{3}\b)", "", expr).strip()
+    expr = re.sub(r"(?<=\d)[,\u00a0\u202f\u2009'\u2019_](?=\d{3}\b)", "", expr).strip()
     if not expr or not _EXPR_CHARS.match(expr):
         return None
 
@@ -434,13 +446,29 @@ def _eval_expr(expr):
 def _equation_chains(text):
     """Chains 'e1 = e2 = ... = en' of plain arithmetic: [(values of each side, (start, end))]."""
     chains = []
-    side = r"[\d \t.,+\-*/()×x·÷−^'\u2019\u00a0\u202f\u2009]+"
+    side = r"[\d \t.,+\-*/()×x·÷−^'\u2019\u00a0\u202f\u2009_]+"
     for m in re.finditer(r"%s(?:(?:=|equals|is)%s)+" % (side, side), text or ""):
         parts = re.split(r"=|equals|is", m.group(0))
         values = [_eval_expr(p) for p in parts]
         if len([v for v in values if v is not None]) >= 2:
             chains.append((values, (m.start(), m.end())))
     return chains
+
+
+def partial_products(a, b):
+    """The numbers long multiplication writes on the way to a*b, either operand on top: each digit's
+    product with its trailing zeros (123 x 456: 738, 6150, 49200), without them (615, 492), and the
+    running sums (6888)."""
+    out = set()
+    for top, bottom in ((a, b), (b, a)):
+        digits = str(abs(int(bottom)))[::-1]
+        running = 0
+        for place, d in enumerate(digits):
+            part = abs(int(top)) * int(d)
+            out.update((float(part), float(part * 10 ** place)))
+            running += part * 10 ** place
+            out.add(float(running))
+    return out
 
 
 def math_findings(content, a, b):
@@ -463,9 +491,10 @@ def math_findings(content, a, b):
             wrong = [v for v in known if abs(v - want) > 1e-6]
             conflicts += wrong[-1:] if wrong else []
         covered.append((start, end))
+    working = partial_products(a, b)
     for v, s, e in nums:
         inside = any(cs <= s and e <= ce for cs, ce in covered)
-        if inside or abs(v - want) < 1e-6 or v in (float(a), float(b)):
+        if inside or abs(v - want) < 1e-6 or v in (float(a), float(b)) or v in working:
             continue
         # a result has the product's size or follows "="; "two 3-digit numbers" states no result
         if abs(v) >= 1000 or re.search(r"=\s*$", prose[:s]):
@@ -485,10 +514,166 @@ def math_findings(content, a, b):
     return []
 
 
-def chat_findings(probe, content, reasoning, finish_reason, require_reasoning=True, operands=None):
-    """Every finding for one chat-probe answer: the garbage detector first, then the probe's own check
-    (``chinese``: Traditional Chinese; ``math``: the product of ``operands``; ``greeting``: none)."""
+# ------------------------------------------------------------------ relevance: did it answer the prompt?
+
+# A refusal in the languages the probes use: a refusal verb, then what is refused (help, answer, comply...).
+# "I can't wait to help" and "I cannot browse the web, but ..." are not refusals.
+_REFUSAL_RE = re.compile(
+    r"\b(?:i|we)(?: am|'m|\u2019m)?\s+(?:really\s+)?(?:can ?not|can['\u2019]?t|won['\u2019]?t|will not|"
+    r"(?:am |'m |\u2019m )?(?:unable|not able) to|refuse to|must decline to|have to decline to)\s+"
+    r"(?:help|assist|comply|fulfil+|answer|respond|provide|do (?:that|this)|engage|complete|support|continue)\b"
+    r"|\b(?:i|we)\s+(?:must|have to)\s+decline\b"
+    r"|\b(?:i|we)\s+(?:can['\u2019]?t|cannot|won['\u2019]?t)\s*[.!]"
+    r"|\bi(?:'m|\u2019m| am) (?:sorry|afraid),? but i (?:can ?not|can['\u2019]?t|won['\u2019]?t|am unable|'m unable|\u2019m unable)"
+    r"|(?:無法|无法|不能|不便|拒絕|拒绝)(?:協助|协助|幫助|帮助|回答|提供|完成|處理|处理|滿足|满足|回應|回应|配合)"
+    r"|(?:抱歉|對不起|对不起)[，,、\s]*(?:我)?(?:無法|无法|不能)", re.I)
+_GREETING_WORDS_RE = re.compile(
+    r"\b(?:hello|hi|hiya|hey|heya|howdy|greetings|good (?:morning|afternoon|evening|day)|welcome|"
+    r"(?:nice|pleased|glad|great|lovely) to (?:meet|see|hear from) you|how are you|how(?:'s| is) it going|"
+    r"bonjour|salut|hola|hallo|ciao|servus|ol[aá]|privet)\b|你好|您好|嗨|哈囉|哈啰|早安|午安|晚安|こんにちは|안녕|привет|здравствуй",
+    re.I)
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?。！？;；])\s*|\n+")
+_ENUM_NUMBER_RE = re.compile(r"(?<![\d.,])\d{1,4}(?![\d])")
+ENUMERATION_LOOP = 25  # consecutive integers no greeting, self-introduction or product needs
+_LAYOUT_CHUNKS = frozenset("|-—–:*#>+=~_•·")
+
+# What each probe's prompt asks for: the script the answer must be written in (the prompt's own).
+_PROBE_SCRIPT = {"greeting": "LATIN", "chinese": "CJK", "math": "LATIN"}
+
+
+def _normal_words(text):
+    """Lower-case word tokens (each Han character one token), punctuation dropped: for echo and repeats."""
+    return [t.lower() for t in word_tokens(text)]
+
+
+def prompt_echo(content, prompt):
+    """A detail when the answer is the prompt given back (whole, or all but a few words), else None."""
+    if not prompt:
+        return None
+    said, asked = _normal_words(content), _normal_words(prompt)
+    if len(asked) < 2 or not said:
+        return None
+    rest = list(said)
+    found = 0
+    while rest:  # take out each copy of (most of) the prompt, word for word
+        m = difflib.SequenceMatcher(None, rest, asked, autojunk=False).find_longest_match(0, len(rest), 0, len(asked))
+        if m.size < max(2, 0.8 * len(asked)):
+            break
+        del rest[m.a:m.a + m.size]
+        found += 1
+    if found and len(rest) < max(3, 0.3 * len(said)):
+        return "the answer repeats the prompt%s and adds %d word%s" % (
+            " %d times" % found if found > 1 else "", len(rest), "" if len(rest) == 1 else "s")
+    common = sum((Counter(said) & Counter(asked)).values())
+    if common >= 0.85 * max(len(said), len(asked)):
+        return "the answer is the prompt's words again (%d of %d)" % (common, len(said))
+    return None
+
+
+def repeated_sentence(text):
+    """(sentence, times) when one sentence is said again and again: 3 times, or twice when it is long."""
+    parts = [p.strip() for p in _SENTENCE_END_RE.split(_CODE_RE.sub(" ", text or "")) if p and p.strip()]
+    seen = Counter()
+    first = {}
+    for p in parts:
+        words = _normal_words(p)
+        if not any(_LETTER_RE.search(w) for w in words):
+            continue  # a number, a table rule or a bullet alone is no sentence
+        key = " ".join(words)
+        seen[key] += 1
+        first.setdefault(key, p)
+    for key, times in seen.most_common():
+        if times >= 3 or (times >= 2 and len(key.split()) >= 5):
+            return first[key], times
+        break
+    return None
+
+
+def enumeration_run(text):
+    """(first, last) of the longest run of consecutive integers the text counts through, in order."""
+    best, ends = (0, 0, 0), {}
+    for m in _ENUM_NUMBER_RE.finditer(text or ""):
+        n = int(m.group(0))
+        length = ends.get(n - 1, 0) + 1
+        ends[n] = max(ends.get(n, 0), length)
+        if length > best[0]:
+            best = (length, n - length + 1, n)
+    return best
+
+
+def symbol_flood(text):
+    """A detail when most whitespace-separated chunks are symbols or emoji (no letter, no digit)."""
+    chunks = [c for c in _CODE_RE.sub(" ", text or "").split() if c not in _LAYOUT_CHUNKS and set(c) - _LAYOUT_CHUNKS]
+    if len(chunks) < 16:
+        return None
+    symbols = [c for c in chunks if not any(ch.isalnum() for ch in c)]
+    if len(symbols) >= 16 and len(symbols) >= 0.6 * len(chunks):
+        return "%d of %d chunks are symbols or emoji with no word (%s)" % (
+            len(symbols), len(chunks), " ".join(symbols[:6]))
+    return None
+
+
+def script_units(text):
+    """Counter of writing units by script: a Han or kana character is one unit, a run of other letters one."""
+    units = Counter()
+    for run in _LETTER_RUN_RE.findall(_URL_RE.sub(" ", _CODE_RE.sub(" ", text or ""))):
+        cjk = len(_CJK_RE.findall(run)) + len(_KANA_RE.findall(run))
+        if cjk:
+            units["CJK"] += cjk
+        rest = _KANA_RE.sub(" ", _CJK_RE.sub(" ", run)).split()
+        for r in rest:
+            units[script_of(r[0])] += 1
+    return units
+
+
+def relevance_findings(probe, content, prompt, finish_reason):
+    """Whether the answer answers the prompt: not cut at the token limit, not a refusal, not an echo, not
+    a sentence said again and again, not a count that runs on, not a symbol flood, in the prompt's script,
+    and (greeting) a greeting."""
+    text = str(content or "")
+    found = []
+
+    def add(signal, start, detail):
+        found.append({"signal": signal, "field": "content", "excerpt": excerpt(text, max(0, start)), "detail": detail})
+
+    if finish_reason == "length":
+        add("hit_token_limit", len(text) - 60, "finish_reason=length: the %s answer ran to the max_tokens budget "
+            "(a short answer was asked; a model that stops only at the limit is looping)" % probe)
+    m = _REFUSAL_RE.search(text)
+    if m:
+        add("refusal", m.start(), "the answer refuses the %s prompt: %r" % (probe, m.group(0).strip()))
+    echo = prompt_echo(text, prompt)
+    if echo:
+        add("prompt_echo", 0, echo)
+    rep = repeated_sentence(text)
+    if rep:
+        add("repeated_sentence", text.find(rep[0]), "the sentence %r is said %d times" % (rep[0][:60], rep[1]))
+    run, lo, hi = enumeration_run(text)
+    if run >= ENUMERATION_LOOP:
+        add("enumeration_loop", text.find(str(lo)), "counts %d to %d (%d steps): a loop, not an answer" % (lo, hi, run))
+    flood = symbol_flood(text)
+    if flood:
+        add("symbol_flood", 0, flood)
+    want = _PROBE_SCRIPT.get(probe)
+    units = script_units(text)
+    total = sum(units.values())
+    if want and want != "CJK" and total >= 3 and units[want] < 0.5 * total:
+        main = units.most_common(1)[0][0]
+        add("wrong_language", 0, "the prompt is in %s script, the answer mostly in %s (%d of %d words)" % (
+            want.title(), main.title(), units[main], total))
+    if probe == "greeting" and not found and not _GREETING_WORDS_RE.search(text):
+        add("no_greeting", 0, "the answer does not greet (no hello, hi, good morning, nice to meet you, 你好...)")
+    return found
+
+
+def chat_findings(probe, content, reasoning, finish_reason, require_reasoning=True, operands=None, prompt=None):
+    """Every finding for one chat-probe answer: the garbage detector first, then whether it answers the
+    prompt (relevance_findings), then the probe's own check (``chinese``: Traditional Chinese; ``math``: the
+    product of ``operands``; ``greeting``: a greeting)."""
     findings = judge_answer(content, reasoning, finish_reason, require_reasoning)
+    if findings:
+        return findings
+    findings = relevance_findings(probe, content, prompt, finish_reason)
     if findings:
         return findings
     if probe == "chinese":

@@ -129,7 +129,7 @@ def run_probe(client, p, name, prompt, operands=None):
         verdict["findings"] = [{"signal": "no_answer", "field": "response", "excerpt": "", "detail": str(exc)}]
         return verdict
     content, reasoning, finish, usage = message_fields(resp)
-    findings = chat_findings(name, content, reasoning, finish, p["require_reasoning"], operands)
+    findings = chat_findings(name, content, reasoning, finish, p["require_reasoning"], operands, prompt=prompt)
     verdict.update(
         passed=not findings, findings=findings, finish_reason=finish, latency_s=round(elapsed, 3),
         content_excerpt=excerpt(content or ""), reasoning_present=bool(reasoning and str(reasoning).strip()),

@@ -253,6 +253,11 @@ def main():
             entry.update(verdict="cannot_test",
                          detail="cannot test %d tokens: the haystack came to %d tokens after %d /tokenize calls, "
                                 "outside the %.1f%% tolerance" % (target, tokens, calls, 100 * p["tolerance"]))
+            if tokens < target and target > limit - p["tolerance"] * target:
+                # the haystack was held under the context limit: say so, as the pre-check above does
+                entry["detail"] += ("; the cause is max_model_len %d, which allows at most %d (max_model_len - "
+                                    "max_tokens %d - margin %d): lower the target or raise max_model_len"
+                                    % (mml, limit, p["max_tokens"], p["margin_tokens"]))
             summary.append(entry["detail"])
             results.append(entry)
             continue

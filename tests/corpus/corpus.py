@@ -8,10 +8,14 @@ import yaml
 # testlib makes this checkout importable as ansible_collections.glm53.serving
 import testlib  # noqa: F401  pylint: disable=unused-import
 from ansible_collections.glm53.serving.plugins.module_utils._needle import score, score_control
+from ansible_collections.glm53.serving.plugins.module_utils._openai_client import message_fields
 from ansible_collections.glm53.serving.plugins.module_utils._text_checks import chat_findings
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "verdicts.yml")
 DEFAULT_REASONING = "The user asks a question. I will answer it briefly and clearly."
+# The prompts vllm_chat_probe sends by default (the math operands are the corpus's fixed facts).
+DEFAULT_PROMPTS = {"greeting": "Hello! Please greet me back in one short sentence.", "chinese": "用一句話介紹自己",
+                   "math": "What is %(a)d * %(b)d? Reply with the result."}
 
 
 def load():
@@ -24,10 +28,14 @@ def judge(case, facts):
     content = case.get("content")
     reasoning = case.get("reasoning", DEFAULT_REASONING)
     finish = case.get("finish_reason", "stop")
+    if "message" in case:  # the raw message as a server or proxy sends it: read as the modules read it
+        content, reasoning, finish, _usage = message_fields(
+            {"choices": [{"message": case["message"], "finish_reason": finish}]})
     probe = case["probe"]
     if probe in ("greeting", "chinese", "math"):
         operands = (facts["math"]["a"], facts["math"]["b"])
-        findings = chat_findings(probe, content, reasoning, finish, True, operands)
+        prompt = case.get("prompt", DEFAULT_PROMPTS[probe] % facts["math"])
+        findings = chat_findings(probe, content, reasoning, finish, True, operands, prompt=prompt)
         return not findings, [f["signal"] for f in findings], "; ".join(f["detail"] for f in findings)
     n = facts["needle"]
     distractors = [tuple(d) for d in n["distractors"]]

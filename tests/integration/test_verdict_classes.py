@@ -38,6 +38,16 @@ CLASSES = {
     "simplified": ("simplified", False, "chat", "simplified_chinese"),
     "salad": ("salad", False, "chat", "token_salad"),
     "short-context": ("good", False, "cannot_test", "cannot test 40000 tokens: max_model_len %d" % SHORT),
+    # the second round: relevance, notation, attribution, layout
+    "refusal": ("refusal", False, "chat", "refusal"),
+    "echo": ("echo", False, "chat", "prompt_echo"),
+    "enumeration-loop": ("enumeration_loop", False, "chat", "enumeration_loop"),
+    "emoji-flood": ("emoji_flood", False, "chat", "symbol_flood"),
+    "mixed-script": ("mixed_script", False, "chat", "simplified_chinese"),
+    "needle-dots": ("needle_dots", True, None, None),
+    "needle-keyed-others": ("needle_keyed_others", True, None, None),
+    "math-long": ("math_long", True, None, None),
+    "control-substitute": ("control_substitute", False, "control", "a key that is not in the text"),
 }
 
 

@@ -25,6 +25,15 @@ Behaviours (``VLLM_STANDIN_BEHAVIOUR``):
   math_conflict       states the product, then "corrects" it to another number
   simplified          like good, but answers Chinese in Simplified Chinese
   salad               token salad: vocabulary pieces of several scripts, no sentence
+  refusal             refuses every chat prompt ("I'm sorry, but I can't help with that."); needles good
+  echo                gives every chat prompt back as its answer; needles good
+  enumeration_loop    greets, then counts "Step 1. ... Step 1500." until the token limit cuts it
+  emoji_flood         answers the greeting with emoji separated by spaces
+  mixed_script        a long Traditional self-introduction with one whole sentence in Simplified
+  needle_dots         good; needle values grouped with dots (4.729.103)
+  needle_keyed_others good; the value, then the other needles' values, each with its key
+  math_long           good; the product by long multiplication, partial products with their zeros
+  control_substitute  for a key that is not in the text, says so, then "use <another value> instead"
 """
 from __future__ import annotations
 
@@ -33,7 +42,14 @@ import re
 BEHAVIOURS = ("good", "gibberish", "scaled", "unclosed_reasoning", "needle_lossy", "needle_blind",
               "needle_all_values", "needle_hedge", "needle_reasoning_only", "needle_distractor",
               "needle_control_answers", "needle_lists_found", "math_restates", "math_separators", "math_conflict",
-              "simplified", "salad")
+              "simplified", "salad", "refusal", "echo", "enumeration_loop", "emoji_flood", "mixed_script",
+              "needle_dots", "needle_keyed_others", "math_long", "control_substitute")
+_STEP_VERBS = ("Greet the user.", "Smile warmly.", "Offer help.", "Ask a question.", "Listen closely.", "Be kind.",
+               "Say thanks.", "Wave goodbye.")
+_EMOJI = "😀😃😄😁😆😅😂🙂😉😊😇🥰😍🤩😘😗"
+MIXED_SELF_INTRO = ("我是一個由智譜訓練的大型語言模型，能夠回答問題、撰寫文章、翻譯語言與協助程式設計。"
+                    "我也可以協助你規劃旅遊、學習語言、整理筆記與撰寫報告。我會用繁體中文與你對話，並且盡量說明清楚。"
+                    "我会尽力帮助你解决各种问题。很高興認識你，歡迎隨時發問。")
 
 _CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 _GREETING_RE = re.compile(r"\b(hello|hi|hey|greetings|good (morning|afternoon|evening))\b", re.I)
@@ -103,6 +119,9 @@ def _needle(prompt: str, question: str, behaviour: str):
         if behaviour == "needle_control_answers" and others:
             return (f"The user asks for {key}. I will take the closest one.",
                     f"The special magic {noun} for {key} is: {others[0][1]}.")
+        if behaviour == "control_substitute" and others:
+            return (f"The user asks for {key}. It is not there; I suggest another.",
+                    f"There is no special magic {noun} for {key} in the text. Use {others[0][1]} instead.")
         if behaviour == "needle_lists_found":
             found = ", ".join(f"{k} ({v})" for k, v in others)
             return (f"The user asks for {key}. The text has {found}; none of them is {key}.",
@@ -124,7 +143,13 @@ def _needle(prompt: str, question: str, behaviour: str):
         return (f"The user asks for {key}.", f"The special magic {noun} for {key} is: {others[0][1]}.")
     if behaviour == "needle_lossy":
         values = [_corrupt_digits(v) for v in values]
+    if behaviour == "needle_dots":
+        values = [re.sub(r"(?<=\d)(?=(?:\d{3})+$)", ".", v) if v.isdigit() else v for v in values]
     joined = ", ".join(values)
+    if behaviour == "needle_keyed_others":
+        rest = "; ".join(f"{k} is {v}" for k, v in needles if k != key)
+        return (f"The user asks for the special magic {noun} for {key}. I found it: {joined}.",
+                f"The special magic {noun} for {key} is {joined}. For reference, the other keys: {rest}.")
     return (f"The user asks for the special magic {noun} for {key}. I found it in the text: {joined}.",
             f"The special magic {noun} for {key} mentioned in the provided text is: {joined}.")
 
@@ -145,6 +170,19 @@ def respond(prompt_text: str, user_text: str, behaviour: str):
     needle = _needle(prompt_text, user_text, behaviour)
     if needle:
         return needle[0], True, needle[1], False
+    if behaviour == "refusal":
+        return ("The user asks something. I will not do it.", True,
+                "抱歉，我無法回答這個問題。" if _CJK_RE.search(user_text) else "I'm sorry, but I can't help with that.",
+                False)
+    if behaviour == "echo":
+        return ("The user says something. I repeat it.", True, user_text, False)
+    if behaviour == "enumeration_loop" and _GREETING_RE.search(user_text):
+        steps = " ".join(f"Step {i}. {_STEP_VERBS[i % len(_STEP_VERBS)]}" for i in range(1, 1501))
+        return ("The user greets me. I will make a plan.", True, "Hello! Here is my plan. " + steps, False)
+    if behaviour == "emoji_flood" and _GREETING_RE.search(user_text):
+        return ("The user greets me.", True, " ".join(_EMOJI[(i * 7) % len(_EMOJI)] for i in range(40)), False)
+    if behaviour == "mixed_script" and _CJK_RE.search(user_text) and not _ARITH_RE.search(user_text):
+        return ("The user asks me to introduce myself in Chinese.", True, MIXED_SELF_INTRO, False)
     arith = _arithmetic(user_text)
     if arith:
         expr, result = arith
@@ -153,6 +191,11 @@ def respond(prompt_text: str, user_text: str, behaviour: str):
             content = f"The result is {result} (that is {expr})."
         elif behaviour == "math_separators" and result.isdigit():
             content = f"**{int(result):,}**"
+        elif behaviour == "math_long" and re.fullmatch(r"\d+ \* \d+", expr):
+            a, b = (int(x) for x in expr.split(" * "))
+            parts = [a * int(d) * 10 ** i for i, d in enumerate(str(b)[::-1])]
+            content = "\n".join([f"{a:>8}", f"× {b:>6}", "─" * 8] + [f"{p:>8}" for p in parts]
+                                 + ["─" * 8, f"{int(result):>8}"])
         elif behaviour == "math_conflict" and result.lstrip("-").isdigit():
             content = f"{expr} = {result}. Actually, let me recompute: {int(result) + 10}."
         return (f"The user wants a calculation: {expr}. Computing it step by step gives {result}.", True,
