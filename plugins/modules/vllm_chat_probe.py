@@ -21,8 +21,12 @@ description:
     chat-template or reasoning markup such as C(</think>) in the answer). The Chinese answer must be
     Chinese, and Traditional, judged by the share of Simplified-only characters (OpenCC's tables) among
     those that tell the scripts apart.
-  - Reasoning must be present as C(reasoning) or C(reasoning_content). C(finish_reason=length) with null
-    content is reported as "reasoning ran out of budget", never as a pass.
+  - Then whether the answer answers its prompt (the relevance layer) - not a refusal, not the prompt echoed
+    back, not a sentence said again and again, not a count that runs on (25 consecutive integers), not an emoji
+    or symbol flood, in the prompt's script, and for the greeting a greeting; an answer with
+    C(finish_reason=length) fails as C(hit_token_limit) (each probe asks for a short answer).
+  - Reasoning must be present as C(reasoning) or C(reasoning_content) (the first that holds text).
+    C(finish_reason=length) with null content is reported as "reasoning ran out of budget", never as a pass.
   - Fails when any probe fails; every verdict names its signal and quotes an excerpt.
 author:
   - glm53.serving contributors (@glm53)
