@@ -101,3 +101,4 @@ def test_keys_that_share_a_word_are_told_apart():
         assert score_control(listed, None, h.control_key, needles)["verdict"] == "passed", (seed, listed)
         wrong = "The special magic number for %s is: %s." % (h.control_key, h.distractors[0][1])
         assert score_control(wrong, None, h.control_key, needles)["verdict"] == "failed", seed
+
