@@ -58,7 +58,10 @@ def down_segments(host, start=0.0, end=float("inf")):
 
 
 def test_an_upgrade_is_down_no_longer_than_a_restart(upgrade, rollback):
-    """The new release is built before the drain: each host's upgrade window is a restart's (within 1.2x)."""
+    """The new release is built before the drain: each host's upgrade window is a restart's, not a build's.
+
+    The bound is 1.6x the slowest restart: on the 2-core CI machine the windows vary by a third from run to run
+    (restarts 18.5-21.1 s, upgrades 18.8-29.0 s measured), while a build inside the window (0.1.0) was 1.9x."""
     restart = {h: [e - s for s, e in down_segments(h, 0.0, upgrade["start"])] for h in HOSTS}
     moved = {h: [e - s for s, e in down_segments(h, upgrade["start"], rollback["start"])] for h in HOSTS}
     print("rolling restart window per host (s): " + ", ".join("%s %.1f" % (h, sum(w)) for h, w in restart.items()))
@@ -67,7 +70,7 @@ def test_an_upgrade_is_down_no_longer_than_a_restart(upgrade, rollback):
     worst_restart = max(sum(w) for w in restart.values())
     for h in HOSTS:
         assert len(restart[h]) == 1 and len(moved[h]) == 1, (restart, moved)
-        assert moved[h][0] <= 1.2 * worst_restart, "%s was down %.1f s in the upgrade, restarts took %.1f s" % (
+        assert moved[h][0] <= 1.6 * worst_restart, "%s was down %.1f s in the upgrade, restarts took %.1f s" % (
             h, moved[h][0], worst_restart)
 
 
@@ -83,7 +86,7 @@ def test_rollback_on_demand_swaps_current_and_previous(upgrade, rollback):
     restart = max(e - s for h in HOSTS for s, e in down_segments(h, 0.0, upgrade["start"]))
     print("rollback on demand on %s: down %s s (restart %.1f s)" % (
         HOSTS[0], ", ".join("%.1f" % (e - s) for s, e in segments), restart))
-    assert len(segments) == 2 and all(e - s <= 1.2 * restart for s, e in segments)
+    assert len(segments) == 2 and all(e - s <= 1.6 * restart for s, e in segments), (segments, restart)
     for h in HOSTS[1:]:
         assert not down_segments(h, record["start"], record["end"]), "%s went down in a rollback of %s" % (h, HOSTS[0])
 
@@ -108,7 +111,7 @@ def test_a_broken_release_rolls_back_and_stops_the_upgrade(host, upgrade, broken
         restart = max(e - s for h in HOSTS for s, e in down_segments(h, 0.0, upgrade["start"]))
         print("broken upgrade on %s: down %s s; the rollback's window %.1f s (restart %.1f s)" % (
             name, ", ".join("%.1f" % (e - s) for s, e in segments), segments[-1][1] - segments[-1][0], restart))
-        assert segments[-1][1] - segments[-1][0] <= 1.2 * restart
+        assert segments[-1][1] - segments[-1][0] <= 1.6 * restart
         print("releases on %s after the rollback:\n%s" % (name, broken["releases"]))
         releases = [line.split()[-1] for line in broken["releases"].splitlines()[1:] if line.startswith("d")]
         assert len(releases) == 2, "venv_releases_keep is 2: %s" % releases  # the serving one and the broken one
