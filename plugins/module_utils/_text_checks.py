@@ -74,6 +74,11 @@ def word_tokens(text):
     return [t for t in tokens(text) if not _PUNCT_ONLY_RE.match(t)]
 
 
+def _normal_words(text):
+    """Lower-case word tokens (each Han character one token), punctuation dropped: for n-grams, echo and repeats."""
+    return [t.lower() for t in word_tokens(text)]
+
+
 def excerpt(text, start=0, width=60):
     text = text or ""
     start = max(0, min(start, len(text) - width))
@@ -282,7 +287,7 @@ def garbage_findings(text, field):
     if tail:
         unit, times, start = tail
         add("repetition_to_end", start, "%r repeated %d times up to the end" % (unit, times))
-    toks = [t.lower() for t in word_tokens(text)]
+    toks = _normal_words(text)
     rep = repeated_ngram(toks)
     if rep:
         n, phrase, count, coverage = rep
@@ -377,7 +382,8 @@ def traditional_chinese_findings(content):
 # ------------------------------------------------------------------ arithmetic
 
 # Thousands separators: comma, space, no-break, narrow no-break and thin spaces, apostrophes (56'088), underscores.
-_SEP = r"[, \u00a0\u202f\u2009'\u2019_]"
+_SEP_CHARS = ",\u00a0\u202f\u2009'\u2019_"  # and a plain space, outside an expression
+_SEP = "[ " + _SEP_CHARS + "]"
 _NUMBER_RE = re.compile(r"(?<![\w.])-?\d{1,3}(?:" + _SEP + r"\d{3})+(?:\.\d+)?(?![\d])|(?<![\w.])-?\d+(?:\.\d+)?(?![\d])")
 _LIST_MARKER_RE = re.compile(r"(?m)^\s*(?:\d{1,2}[.)]|step\s+\d{1,2}\s*[:.)])\s", re.I)
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
@@ -417,7 +423,7 @@ def _eval_expr(expr):
     expr = expr.replace("×", "*").replace("·", "*").replace("÷", "/").replace("−", "-").replace("^", "**")
     expr = re.sub(r"(?<=\d)\s*[xX]\s*(?=\d)", "*", expr)
     # separators inside an expression, but not a space: "123 456" is two numbers there
-    expr = re.sub(r"(?<=\d)[,\u00a0\u202f\u2009'\u2019_](?=\d{3}\b)", "", expr).strip()
+    expr = re.sub(r"(?<=\d)[" + _SEP_CHARS + r"](?=\d{3}\b)", "", expr).strip()
     if not expr or not _EXPR_CHARS.match(expr):
         return None
 
@@ -446,7 +452,7 @@ def _eval_expr(expr):
 def _equation_chains(text):
     """Chains 'e1 = e2 = ... = en' of plain arithmetic: [(values of each side, (start, end))]."""
     chains = []
-    side = r"[\d \t.,+\-*/()×x·÷−^'\u2019\u00a0\u202f\u2009_]+"
+    side = r"[\d \t.+\-*/()×x·÷−^" + _SEP_CHARS + "]+"
     for m in re.finditer(r"%s(?:(?:=|equals|is)%s)+" % (side, side), text or ""):
         parts = re.split(r"=|equals|is", m.group(0))
         values = [_eval_expr(p) for p in parts]
@@ -541,11 +547,6 @@ _LAYOUT_CHUNKS = frozenset("|-—–:*#>+=~_•·")
 _PROBE_SCRIPT = {"greeting": "LATIN", "chinese": "CJK", "math": "LATIN"}
 
 
-def _normal_words(text):
-    """Lower-case word tokens (each Han character one token), punctuation dropped: for echo and repeats."""
-    return [t.lower() for t in word_tokens(text)]
-
-
 def prompt_echo(content, prompt):
     """A detail when the answer is the prompt given back (whole, or all but a few words), else None."""
     if not prompt:
@@ -582,10 +583,11 @@ def repeated_sentence(text):
         key = " ".join(words)
         seen[key] += 1
         first.setdefault(key, p)
-    for key, times in seen.most_common():
-        if times >= 3 or (times >= 2 and len(key.split()) >= 5):
-            return first[key], times
-        break
+    if not seen:
+        return None
+    key, times = seen.most_common(1)[0]
+    if times >= 3 or (times >= 2 and len(key.split()) >= 5):
+        return first[key], times
     return None
 
 
