@@ -100,7 +100,10 @@ for stage in $STAGES; do
                 && run_stage changelog antsibull-changelog lint ;;
     ansible-lint) run_stage ansible-lint stage_ansible_lint ;;
     sanity) run_stage sanity stage_sanity ;;
-    pytest) run_stage pytest python -m pytest -n 2 --dist loadgroup --durations=15 -p no:cacheprovider \
+    # --dist loadfile: a module's tests on one worker, so a module fixture (the bad-settings table's runs, the verdict
+    # classes' engines) is built once, not once per worker. Not loadgroup: under pytest 9 xdist 3.8's group suffix
+    # (item._nodeid) is lost, and every module fixture ran on both workers (measured: 394 s of setup twice).
+    pytest) run_stage pytest python -m pytest -n 2 --dist loadfile --durations=15 -p no:cacheprovider \
               --junitxml="$PROFILE/pytest.xml" tests/unit tests/integration ;;
     contract) run_stage contract stage_contract ;;
     verdicts) run_stage verdicts python hack/verdict_corpus.py ;;

@@ -22,9 +22,6 @@ import pytest
 
 from testlib import COLLECTIONS_ROOT, REPO
 
-# Its tests share one module fixture that does the work: one pytest-xdist worker runs them all (--dist loadgroup),
-# instead of each worker running the fixture again.
-pytestmark = pytest.mark.xdist_group("test_bad_settings")
 
 USER = "glm53-table-test"
 UNIT = "vllm-glm53-table-test"

@@ -12,9 +12,6 @@ import pytest
 
 from testlib import COLLECTIONS_ROOT
 
-# Its tests share one module fixture that does the work: one pytest-xdist worker runs them all (--dist loadgroup),
-# instead of each worker running the fixture again.
-pytestmark = pytest.mark.xdist_group("test_probes_role")
 
 PLAYBOOK = os.path.join(os.path.dirname(__file__), "probes", "playbook.yml")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -14,9 +14,6 @@ import pytest
 
 from testlib import REPO
 
-# Its tests share one module fixture that does the work: one pytest-xdist worker runs them all (--dist loadgroup),
-# instead of each worker running the fixture again.
-pytestmark = pytest.mark.xdist_group("test_shipping")
 
 BIN = os.path.dirname(sys.executable)
 # Nothing of ours in the environment: no ANSIBLE_* variable, a HOME with no collections in it.
