@@ -4,6 +4,8 @@
     python3 hack/profile_log.py tee ROWS.tsv SCENARIO   # pass molecule's output through, record its timings
     python3 hack/profile_log.py table DIR               # the table, from DIR/stages.tsv, DIR/*.tsv, DIR/*.xml
 
+stages.tsv has one row per stage: name, seconds, exit status, lane, start (seconds after `make test` began).
+
 `tee` stamps the lines molecule and ansible-playbook print as they arrive: an action runs from molecule's
 "[s > action] Executing" to the next one, a play from its "PLAY [...]" banner to the next banner or the
 action's end. It also counts what the scenario proved: testinfra tests passed and failed in verify, and the
@@ -89,13 +91,24 @@ def fmt(secs):
 
 
 def table(folder):
-    stages = _read(os.path.join(folder, "stages.tsv")) if os.path.exists(os.path.join(folder, "stages.tsv")) else []
+    path = os.path.join(folder, "stages.tsv")
+    stages = [(r + ["0", "host", "0"])[:5] for r in _read(path)] if os.path.exists(path) else []
     total = sum(float(r[1]) for r in stages) or 1.0
     print("Time profile (%s)" % folder)
-    print("%-14s %10s %6s" % ("stage", "time", "share"))
-    for name, secs, *_ in stages:
-        print("%-14s %10s %5.0f%%" % (name, fmt(secs), 100 * float(secs) / total))
-    print("%-14s %10s" % ("all stages", fmt(total)))
+    print("%-22s %-10s %8s %10s %6s  %s" % ("stage", "lane", "start", "time", "share", "result"))
+    for name, secs, rc, lane, start in sorted(stages, key=lambda r: (r[3], float(r[4]))):
+        print("%-22s %-10s %6.0f s %10s %5.0f%%  %s" % (name, lane, float(start), fmt(secs), 100 * float(secs) / total,
+                                                     "passed" if rc == "0" else "FAILED (%s)" % rc))
+    print("%-22s %-10s %8s %10s" % ("all stages (work)", "", "", fmt(total)))
+    lanes = {}
+    for _name, secs, _rc, lane, start in stages:
+        first, end = lanes.get(lane, (float("inf"), 0.0))
+        lanes[lane] = (min(first, float(start)), max(end, float(start) + float(secs)))
+    for lane, (first, end) in sorted(lanes.items()):
+        print("lane %-17s from %6.0f s to %6.0f s: %s" % (lane, first, end, fmt(end - first).strip()))
+    if lanes:
+        print("%-22s %s (from the first stage's start to the last one's end)" % (
+            "wall", fmt(max(e for _f, e in lanes.values()) - min(f for f, _e in lanes.values())).strip()))
     for xml in sorted(glob.glob(os.path.join(folder, "*.xml"))):
         tests, bad, skipped = _junit_counts(xml)
         print("%s: %d tests, %d failed or errored, %d skipped" % (os.path.basename(xml)[:-4], tests, bad, skipped))

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# `make test`: everything, in order, on a fresh machine of this kind. Installs what it needs.
-#   yamllint and shellcheck -> ansible-lint (production) -> ansible-test sanity -> pytest -> contract (real vLLM 0.28.0's
-#   parser, cached venv) -> molecule scenarios
-# Each stage runs even if an earlier one failed; the last line counts the stages.
+# `make test`: everything, on a fresh machine of this kind. Installs what it needs.
+#   host lane:      yamllint and shellcheck -> ansible-lint (production) -> ansible-test sanity -> pytest -> contract
+#                   (real vLLM 0.28.0's parser, cached venv)
+#   molecule lanes: the molecule scenarios, dealt into MOLECULE_LANES, beside the host lane
+# Each stage runs even if an earlier one failed; the last lines are the time profile and the count of stages.
 # Knobs: STAGES="yamllint ansible-lint sanity pytest contract molecule" (subset), SCENARIOS="default ..."
-# (default: every molecule/*/molecule.yml), and those of hack/lib.sh.
+# (default: every molecule/*/molecule.yml), LANES (3; 1 runs everything in turn), MOLECULE_LANES, and those of
+# hack/lib.sh.
 set -uo pipefail
 T0=$(date +%s)
 # shellcheck source=hack/lib.sh
@@ -12,33 +14,52 @@ T0=$(date +%s)
 cd "$REPO" || exit 1
 
 STAGES=${STAGES:-yamllint ansible-lint sanity pytest contract molecule}
-passed=0 failed=0 failed_names=()
+# Lanes run side by side: the host lane (lint, sanity, pytest, contract, in STAGES order) and the molecule lanes,
+# each a list of scenarios run in turn. A molecule scenario keeps about one core busy at its peak and much less while
+# engines load and drain, so on two cores three lanes finish in about the time of the longest; LANES=1 runs every
+# stage in turn, in one lane, as before. Each stage's output goes to its own log, printed whole when it ends.
+LANES=${LANES:-3}
+MOLECULE_LANES=${MOLECULE_LANES:-"fleet build_once build;default tmux"}
+
+kill_tree() {  # pid...: each process and its descendants
+  local p
+  for p in "$@"; do
+    # shellcheck disable=SC2046
+    kill_tree $(ps -o pid= --ppid "$p" 2>/dev/null)
+    kill "$p" 2>/dev/null
+  done
+}
 
 cleanup() {
   local rc=$?
   set +e
   step "teardown"
+  # shellcheck disable=SC2086
+  [ -n "${LANE_PIDS:-}" ] && kill_tree $LANE_PIDS  # interrupted: stop the lanes before their daemon
   stop_dockerd
   exit "$rc"
 }
 trap cleanup EXIT
 
-# Each stage's time goes to $PROFILE/stages.tsv, each scenario's actions and plays to $PROFILE/molecule-*.tsv,
-# pytest's counts to $PROFILE/*.xml; the summary prints them as one table (hack/profile_log.py).
+# Each stage's time goes to $PROFILE/stages.tsv (name, seconds, exit status, lane, start offset), each scenario's
+# actions and plays to $PROFILE/molecule-*.tsv, pytest's counts to $PROFILE/*.xml; the summary prints them as one
+# table (hack/profile_log.py).
 PROFILE=$WORK/profile
-rm -rf "$PROFILE" && mkdir -p "$PROFILE"
+rm -rf "$PROFILE" && mkdir -p "$PROFILE/logs"
 
-run_stage() {  # name command...
-  local name=$1 t0 rc; shift
-  step "stage: $name"
+run_stage() {  # name command...  (in a lane: $LANE; the output to $PROFILE/logs/<name>.log, printed when it ends)
+  local name=$1 t0 rc log="$PROFILE/logs/$1.log"; shift
   t0=$(date +%s)
-  "$@"; rc=$?
-  printf '%s\t%s\n' "$name" "$(( $(date +%s) - t0 ))" >>"$PROFILE/stages.tsv"
-  if [ "$rc" -eq 0 ]; then
-    passed=$((passed + 1)); echo "---- stage $name: passed"
-  else
-    failed=$((failed + 1)); failed_names+=("$name"); echo "---- stage $name: FAILED"
-  fi
+  echo "==== [+$(( t0 - T0 ))s] stage $name started (lane ${LANE:-host})"
+  "$@" >"$log" 2>&1 </dev/null; rc=$?
+  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$(( $(date +%s) - t0 ))" "$rc" "${LANE:-host}" "$(( t0 - T0 ))" >>"$PROFILE/stages.tsv"
+  {
+    flock 9
+    step "stage: $name (lane ${LANE:-host}, $(( $(date +%s) - t0 )) s)"
+    cat "$log"
+    if [ "$rc" -eq 0 ]; then echo "---- stage $name: passed"; else echo "---- stage $name: FAILED (exit $rc)"; fi
+  } 9>"$PROFILE/print.lock"
+  return "$rc"
 }
 
 # Sanity runs on what users get: the tarball `ansible-galaxy collection build` makes, installed into a fresh
@@ -77,43 +98,97 @@ stage_contract() {
   echo "contract tests against vLLM 0.28.0: $(( $(date +%s) - t0 )) s"
 }
 
-stage_molecule() {
-  local s ok=0 bad=0 scenarios
-  scenarios=${SCENARIOS:-$(for f in molecule/*/molecule.yml; do basename "$(dirname "$f")"; done)}
-  start_dockerd && ensure_images || return 1
-  for s in $scenarios; do
-    step "molecule test -s $s"
-    if timeout "${SCENARIO_TIMEOUT:-1500}" molecule test -s "$s" 2>&1 | python3 hack/profile_log.py tee "$PROFILE/molecule-$s.tsv" "$s"
-    then ok=$((ok + 1)); else bad=$((bad + 1)); fi
+molecule_scenario() {  # one scenario: molecule's output through the profiler (its exit status kept: pipefail)
+  timeout "${SCENARIO_TIMEOUT:-2400}" molecule test -s "$1" 2>&1 | python3 hack/profile_log.py tee "$PROFILE/molecule-$1.tsv" "$1"
+}
+
+host_lane() {
+  local stage
+  for stage in $STAGES; do
+    case $stage in
+      yamllint) run_stage yamllint yamllint -s .
+                run_stage shellcheck shellcheck -x hack/*.sh .ci/run roles/service/files/verify_unit.sh tests/gpu/*.sh
+                run_stage changelog antsibull-changelog lint ;;
+      ansible-lint) run_stage ansible-lint stage_ansible_lint ;;
+      sanity) run_stage sanity stage_sanity ;;
+      # --dist loadfile: a module's tests on one worker, so a module fixture (the bad-settings table's runs, the
+      # verdict classes' engines) is built once, not once per worker. Not loadgroup: under pytest 9 xdist 3.8's
+      # group suffix (item._nodeid) is lost, and every module fixture ran on both workers (394 s of setup twice).
+      pytest) run_stage pytest python -m pytest -n 2 --dist loadfile --durations=15 -p no:cacheprovider \
+                --junitxml="$PROFILE/pytest.xml" tests/unit tests/integration ;;
+      contract) run_stage contract stage_contract ;;
+      verdicts) run_stage verdicts python hack/verdict_corpus.py ;;
+      molecule) ;;
+      *) echo "unknown stage $stage"; printf '%s\t0\t2\thost\t0\n' "$stage" >>"$PROFILE/stages.tsv" ;;
+    esac
   done
-  echo "molecule: $ok passed, $bad failed"
-  [ "$bad" -eq 0 ]
+}
+
+# The scenarios to run (SCENARIOS, default every molecule/*/molecule.yml), dealt into MOLECULE_LANES' lanes (a
+# scenario in no lane goes to the shortest list); with LANES=1 or 2, one molecule lane holds them all.
+molecule_lanes() {
+  local all want lane s out=() placed=" " i
+  all=$(for f in molecule/*/molecule.yml; do basename "$(dirname "$f")"; done)
+  want=" ${SCENARIOS:-${SCENARIO:-$all}} "
+  for s in $want; do [ -f "molecule/$s/molecule.yml" ] || { echo "no scenario $s" >&2; return 1; }; done
+  IFS=';' read -ra lanes <<<"$MOLECULE_LANES"
+  for lane in "${lanes[@]}"; do
+    i=""
+    for s in $lane; do
+      case $want in *" $s "*) i+="$s "; placed+="$s ";; esac
+    done
+    out+=("$i")
+  done
+  for s in $want; do
+    case $placed in *" $s "*) continue;; esac
+    out[0]+="$s "  # a new scenario: in the first lane until it is given one
+  done
+  if [ "$LANES" -lt 3 ]; then printf '%s\n' "${out[*]}"; else printf '%s\n' "${out[@]}"; fi
+}
+
+molecule_lane() {  # scenarios...
+  local s
+  for s in "$@"; do run_stage "molecule:$s" molecule_scenario "$s"; done
 }
 
 ensure_apt
 ensure_venv || exit 1
 ensure_collections || exit 1
 
-for stage in $STAGES; do
-  case $stage in
-    yamllint) run_stage yamllint yamllint -s . && run_stage shellcheck shellcheck -x hack/*.sh .ci/run roles/service/files/verify_unit.sh tests/gpu/*.sh \
-                && run_stage changelog antsibull-changelog lint ;;
-    ansible-lint) run_stage ansible-lint stage_ansible_lint ;;
-    sanity) run_stage sanity stage_sanity ;;
-    # --dist loadfile: a module's tests on one worker, so a module fixture (the bad-settings table's runs, the verdict
-    # classes' engines) is built once, not once per worker. Not loadgroup: under pytest 9 xdist 3.8's group suffix
-    # (item._nodeid) is lost, and every module fixture ran on both workers (measured: 394 s of setup twice).
-    pytest) run_stage pytest python -m pytest -n 2 --dist loadfile --durations=15 -p no:cacheprovider \
-              --junitxml="$PROFILE/pytest.xml" tests/unit tests/integration ;;
-    contract) run_stage contract stage_contract ;;
-    verdicts) run_stage verdicts python hack/verdict_corpus.py ;;
-    molecule) run_stage molecule stage_molecule ;;
-    *) echo "unknown stage $stage"; failed=$((failed + 1)) ;;
-  esac
-done
+start_molecule() {  # the daemon and the image (in this shell: the teardown stops what it started), then the lanes
+  local t0 rc n=0 lane ml
+  ml=$(molecule_lanes) || { printf 'molecule\t0\t2\tmolecule\t0\n' >>"$PROFILE/stages.tsv"; return; }
+  mapfile -t mlanes <<<"$ml"
+  t0=$(date +%s)
+  start_dockerd && ensure_images; rc=$?
+  printf 'docker\t%s\t%s\tmolecule\t%s\n' "$(( $(date +%s) - t0 ))" "$rc" "$(( t0 - T0 ))" >>"$PROFILE/stages.tsv"
+  [ "$rc" -eq 0 ] || return
+  for lane in "${mlanes[@]}"; do
+    n=$((n + 1))
+    [ -n "${lane// /}" ] || continue
+    # shellcheck disable=SC2086  # the lane is a list of scenario names
+    if [ "$LANES" -gt 1 ]; then LANE=molecule$n molecule_lane $lane & LANE_PIDS+="$! "; else LANE=molecule$n molecule_lane $lane; fi
+  done
+}
+
+LANE_PIDS=""
+case " $STAGES " in *" molecule "*) want_molecule=1 ;; *) want_molecule=0 ;; esac
+if [ "$LANES" -gt 1 ]; then
+  LANE=host host_lane & LANE_PIDS+="$! "
+  [ "$want_molecule" = 1 ] && start_molecule
+  # shellcheck disable=SC2086
+  wait $LANE_PIDS
+else
+  host_lane
+  [ "$want_molecule" = 1 ] && start_molecule
+fi
+LANE_PIDS=""
 
 step "profile"
 python3 hack/profile_log.py table "$PROFILE" || true
-step "summary (wall $(( $(date +%s) - T0 )) s)${failed_names[*]:+; failed: ${failed_names[*]}}"
+failed_names=$(awk -F'\t' '$3 != 0 {printf "%s ", $1}' "$PROFILE/stages.tsv")
+passed=$(awk -F'\t' '$3 == 0' "$PROFILE/stages.tsv" | wc -l)
+failed=$(awk -F'\t' '$3 != 0' "$PROFILE/stages.tsv" | wc -l)
+step "summary (wall $(( $(date +%s) - T0 )) s)${failed_names:+; failed: $failed_names}"
 echo "stages: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
