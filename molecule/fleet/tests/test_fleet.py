@@ -4,6 +4,7 @@ and after the upgrade, and the failed third rollout."""
 import json
 import os
 import re
+from datetime import datetime
 
 import pytest
 
@@ -57,21 +58,51 @@ def down_segments(host, start=0.0, end=float("inf")):
     return segments
 
 
-def test_an_upgrade_is_down_no_longer_than_a_restart(upgrade, rollback):
-    """The new release is built before the drain: each host's upgrade window is a restart's, not a build's.
+# profile_tasks' stamp under each TASK header (the nested rollouts run with it): the wall time the task started,
+# to the second (truncated, so a stamp is never later than the moment it stands for).
+_STAMP_RE = re.compile(r"^\w+ \d{2} \w+ \d{4}  \d{2}:\d{2}:\d{2} [+-]\d{4}", re.M)
 
-    The bound is 1.6x the slowest restart: on the 2-core CI machine the windows vary by a third from run to run
-    (restarts 18.5-21.1 s, upgrades 18.8-29.0 s measured), while a build inside the window (0.1.0) was 1.9x."""
+
+def batches(output, play):
+    """The output of each serial batch of the named play (one host each here), in order."""
+    return [b.split("PLAY RECAP")[0] for b in output.split("PLAY [%s]" % play)[1:]]
+
+
+def task_start(batch, name):
+    """Wall time (s) at which the batch's task whose header contains name started, from its stamp."""
+    for block in batch.split("\nTASK [")[1:]:
+        if name in block.split("]", 1)[0]:
+            stamp = _STAMP_RE.search(block)
+            assert stamp, "no profile_tasks stamp under TASK [%s" % block[:200]
+            return datetime.strptime(stamp.group(0), "%A %d %B %Y  %H:%M:%S %z").timestamp()
+    raise AssertionError("no task %r in the batch:\n%s" % (name, batch[-2000:]))
+
+
+def test_an_upgrade_is_down_no_longer_than_a_restart(upgrade, rollback):
+    """The new release is built before the drain, while the engine still serves: each host answered /health until
+    its build had ended (the drain task starts after the last build task), and went down once, for a restart.
+
+    Structural, not timed: the windows are printed beside the restarts' as figures (on the 2-core CI machine they
+    vary by a third from run to run; 0.1.0's build inside the window made it 1.9x a restart)."""
     restart = {h: [e - s for s, e in down_segments(h, 0.0, upgrade["start"])] for h in HOSTS}
     moved = {h: [e - s for s, e in down_segments(h, upgrade["start"], rollback["start"])] for h in HOSTS}
+    worst_restart = max(sum(w) for w in restart.values())
     print("rolling restart window per host (s): " + ", ".join("%s %.1f" % (h, sum(w)) for h, w in restart.items()))
     print("rolling upgrade window per host (s): " + ", ".join("%s %.1f" % (h, sum(w)) for h, w in moved.items())
-          + " (%s the builder)" % HOSTS[0])
-    worst_restart = max(sum(w) for w in restart.values())
-    for h in HOSTS:
+          + " (%s the builder); worst upgrade/restart %.2fx" % (
+              HOSTS[0], max(sum(w) for w in moved.values()) / worst_restart))
+    turns = batches(upgrade["output"], "Rolling upgrade of GLM-5.3 serving hosts")
+    assert len(turns) == len(HOSTS), "expected one batch per host, got %d" % len(turns)
+    for h, turn in zip(HOSTS, turns):
         assert len(restart[h]) == 1 and len(moved[h]) == 1, (restart, moved)
-        assert moved[h][0] <= 1.6 * worst_restart, "%s was down %.1f s in the upgrade, restarts took %.1f s" % (
-            h, moved[h][0], worst_restart)
+        assert "[%s]" % h in turn, "batch order: %s is not in its turn" % h
+        built = task_start(turn, "Take the host out of the load balancer")
+        down = down_segments(h, upgrade["start"], rollback["start"])[0][0]
+        print("%s: build phase ended by %s, down from %s" % (
+            h, datetime.fromtimestamp(built).time(), datetime.fromtimestamp(down).time()))
+        assert built <= down, "%s went down %.1f s before its build ended: the build ran inside the window" % (
+            h, built - down)
+    assert "changed: [%s]" % HOSTS[0] in turns[0].split("Take the host out of the load balancer")[0]
 
 
 def test_rollback_on_demand_swaps_current_and_previous(upgrade, rollback):
@@ -86,7 +117,9 @@ def test_rollback_on_demand_swaps_current_and_previous(upgrade, rollback):
     restart = max(e - s for h in HOSTS for s, e in down_segments(h, 0.0, upgrade["start"]))
     print("rollback on demand on %s: down %s s (restart %.1f s)" % (
         HOSTS[0], ", ".join("%.1f" % (e - s) for s, e in segments), restart))
-    assert len(segments) == 2 and all(e - s <= 1.6 * restart for s, e in segments), (segments, restart)
+    # a restart's window because nothing is built: the release it goes back to is on the host
+    assert len(segments) == 2, (segments, restart)
+    assert "TASK [glm53.serving._build" not in record["output"], "a rollback built something"
     for h in HOSTS[1:]:
         assert not down_segments(h, record["start"], record["end"]), "%s went down in a rollback of %s" % (h, HOSTS[0])
 
@@ -111,7 +144,10 @@ def test_a_broken_release_rolls_back_and_stops_the_upgrade(host, upgrade, broken
         restart = max(e - s for h in HOSTS for s, e in down_segments(h, 0.0, upgrade["start"]))
         print("broken upgrade on %s: down %s s; the rollback's window %.1f s (restart %.1f s)" % (
             name, ", ".join("%.1f" % (e - s) for s, e in segments), segments[-1][1] - segments[-1][0], restart))
-        assert segments[-1][1] - segments[-1][0] <= 1.6 * restart
+        # the way back is a restart's window: the release it returns to is started as it is, nothing built
+        rescue = broken["output"].split("Note what failed, and where it would go back to")
+        assert len(rescue) == 2, "the rescue ran %d times" % (len(rescue) - 1)
+        assert "TASK [glm53.serving._build" not in rescue[1], "the way back built something"
         print("releases on %s after the rollback:\n%s" % (name, broken["releases"]))
         releases = [line.split()[-1] for line in broken["releases"].splitlines()[1:] if line.startswith("d")]
         assert len(releases) == 2, "venv_releases_keep is 2: %s" % releases  # the serving one and the broken one
