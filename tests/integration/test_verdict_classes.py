@@ -16,9 +16,6 @@ import pytest
 
 from testlib import COLLECTIONS_ROOT, REFERENCE_FLAGS, REPO, StandIn
 
-# Its tests share one module fixture that does the work: one pytest-xdist worker runs them all (--dist loadgroup),
-# instead of each worker running the fixture again.
-pytestmark = pytest.mark.xdist_group("test_verdict_classes")
 
 VERIFY = os.path.join(REPO, "playbooks", "verify.yml")
 SHORT = 40960
@@ -48,6 +45,9 @@ CLASSES = {
     "needle-keyed-others": ("needle_keyed_others", True, None, None),
     "math-long": ("math_long", True, None, None),
     "control-substitute": ("control_substitute", False, "control", "a key that is not in the text"),
+    "layout-table": ("layout_table", True, None, None),
+    "reasoning-proxy": ("reasoning_proxy", True, None, None),
+    "needle-disown": ("needle_disown", True, None, None),
 }
 
 

@@ -34,6 +34,10 @@ Behaviours (``VLLM_STANDIN_BEHAVIOUR``):
   needle_keyed_others good; the value, then the other needles' values, each with its key
   math_long           good; the product by long multiplication, partial products with their zeros
   control_substitute  for a key that is not in the text, says so, then "use <another value> instead"
+  layout_table        good; the greeting lays out what it can do as a box-drawing table under an em-dash rule
+  reasoning_proxy     good, with the reasoning where a proxy puts it: `reasoning_content`, `reasoning` empty
+                      (server.py writes the fields)
+  needle_disown       good; the value, then a distractor's value quoted to disown it ("not N, which is K's")
 """
 from __future__ import annotations
 
@@ -43,7 +47,8 @@ BEHAVIOURS = ("good", "gibberish", "scaled", "unclosed_reasoning", "needle_lossy
               "needle_all_values", "needle_hedge", "needle_reasoning_only", "needle_distractor",
               "needle_control_answers", "needle_lists_found", "math_restates", "math_separators", "math_conflict",
               "simplified", "salad", "refusal", "echo", "enumeration_loop", "emoji_flood", "mixed_script",
-              "needle_dots", "needle_keyed_others", "math_long", "control_substitute")
+              "needle_dots", "needle_keyed_others", "math_long", "control_substitute", "layout_table",
+              "reasoning_proxy", "needle_disown")
 _STEP_VERBS = ("Greet the user.", "Smile warmly.", "Offer help.", "Ask a question.", "Listen closely.", "Be kind.",
                "Say thanks.", "Wave goodbye.")
 _EMOJI = "😀😃😄😁😆😅😂🙂😉😊😇🥰😍🤩😘😗"
@@ -51,6 +56,18 @@ MIXED_SELF_INTRO = ("我是一個由智譜訓練的大型語言模型，能夠�
                     "我也可以協助你規劃旅遊、學習語言、整理筆記與撰寫報告。我會用繁體中文與你對話，並且盡量說明清楚。"
                     "我会尽力帮助你解决各种问题。很高興認識你，歡迎隨時發問。")
 
+LAYOUT_GREETING = "\n".join([
+    "Hello! I'm GLM-5.3-Flash. Here is what I can do for you:",
+    "\u2014" * 24,
+    "\u250c" + "\u2500" * 12 + "\u252c" + "\u2500" * 24 + "\u2510",
+    "\u2502 Task       \u2502 Example                \u2502",
+    "\u251c" + "\u2500" * 12 + "\u253c" + "\u2500" * 24 + "\u2524",
+    "\u2502 Answer     \u2502 questions on any topic \u2502",
+    "\u2502 Write      \u2502 emails and reports     \u2502",
+    "\u2502 Code       \u2502 Python, Go and Rust    \u2502",
+    "\u2514" + "\u2500" * 12 + "\u2534" + "\u2500" * 24 + "\u2518",
+    "\u2014" * 24,
+    "How can I help you today?"])
 _CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 _GREETING_RE = re.compile(r"\b(hello|hi|hey|greetings|good (morning|afternoon|evening))\b", re.I)
 _WORD_OPS = {"plus": "+", "minus": "-", "times": "*", "multiplied by": "*", "divided by": "/"}
@@ -146,6 +163,10 @@ def _needle(prompt: str, question: str, behaviour: str):
     if behaviour == "needle_dots":
         values = [re.sub(r"(?<=\d)(?=(?:\d{3})+$)", ".", v) if v.isdigit() else v for v in values]
     joined = ", ".join(values)
+    if behaviour == "needle_disown" and others:
+        return (f"The user asks for {key}. {others[0][0]} is a different key.",
+                f"The special magic {noun} for {key} is {joined} (not {others[0][1]}, which the text gives for "
+                f"{others[0][0]}).")
     if behaviour == "needle_keyed_others":
         rest = "; ".join(f"{k} is {v}" for k, v in needles if k != key)
         return (f"The user asks for the special magic {noun} for {key}. I found it: {joined}.",
@@ -206,6 +227,7 @@ def respond(prompt_text: str, user_text: str, behaviour: str):
                 SIMPLIFIED_SELF_INTRO if behaviour == "simplified" else TRADITIONAL_SELF_INTRO, False)
     if _GREETING_RE.search(user_text):
         return ("The user greets me. I should greet back and offer help.", True,
-                "Hello! I'm GLM-5.3-Flash, an AI assistant. How can I help you today?", False)
+                LAYOUT_GREETING if behaviour == "layout_table"
+                else "Hello! I'm GLM-5.3-Flash, an AI assistant. How can I help you today?", False)
     return ("The user asks a general question. I will give a short, helpful answer.", True,
             "I'm GLM-5.3-Flash. I understood your message and I'm happy to help with it.", False)

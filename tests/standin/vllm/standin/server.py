@@ -354,6 +354,8 @@ def make_handler(engine: Engine):
             else:
                 message = {"role": "assistant", "content": content, "refusal": None, "annotations": None,
                            "audio": None, "function_call": None, "tool_calls": [], "reasoning": reasoning}
+                if engine.behaviour == "reasoning_proxy":  # a proxy's rename: the field moved, the old one empty
+                    message.update(reasoning="", reasoning_content=reasoning)
                 self._send(200, {
                     "id": rid, "object": "chat.completion", "created": int(time.time()), "model": name,
                     "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish,

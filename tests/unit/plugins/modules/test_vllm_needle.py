@@ -44,6 +44,22 @@ def test_target_above_the_window_fails_and_is_never_shrunk(run_module, standin_f
     assert small["verdict"] == "passed" and small["depths"][0]["prompt_tokens"] == small["tokens"]
 
 
+def test_a_target_held_under_the_context_limit_names_max_model_len(run_module, standin_factory, monkeypatch):
+    # 127000 passes the pre-check (1 % under it fits the 126720 limit), but the window [125730, 126720] is a few
+    # sentences wide: where the real sizing lands depends on the haystack. Here it always lands under the window.
+    flags = list(REFERENCE_FLAGS)
+    flags[flags.index("--max-model-len") + 1] = "131072"
+    s = standin_factory(flags=flags).start().wait_ready()
+    real = vllm_needle.size_haystack
+    monkeypatch.setattr(vllm_needle, "size_haystack",
+                        lambda count, hay, target, limit, tol: real(count, hay, int(target * 0.97), limit, tol))
+    r = run_module(vllm_needle, args(s, targets=[127000], depths=[50], control=False))
+    assert r.failed
+    (res,) = r["results"]
+    assert res["verdict"] == "cannot_test" and res["depths"] == [] and res["tokens"] < 125730
+    assert "outside the 1.0% tolerance; the cause is max_model_len 131072, which allows at most 126720" in r["msg"]
+
+
 def test_each_run_has_a_fresh_key_and_value(run_module, standin):
     a = run_module(vllm_needle, args(standin, targets=[20000], depths=[50], control=False))
     b = run_module(vllm_needle, args(standin, targets=[20000], depths=[50], control=False))
