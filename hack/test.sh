@@ -128,7 +128,7 @@ host_lane() {
 # scenario in no lane goes to the shortest list); with LANES=1 or 2, one molecule lane holds them all.
 molecule_lanes() {
   local all want lane s out=() placed=" " i
-  all=$(for f in molecule/*/molecule.yml; do basename "$(dirname "$f")"; done)
+  all=$(for f in molecule/*/molecule.yml; do basename "$(dirname "$f")"; done | tr "\n" " ")
   want=" ${SCENARIOS:-${SCENARIO:-$all}} "
   for s in $want; do [ -f "molecule/$s/molecule.yml" ] || { echo "no scenario $s" >&2; return 1; }; done
   IFS=';' read -ra lanes <<<"$MOLECULE_LANES"
