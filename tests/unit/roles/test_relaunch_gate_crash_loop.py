@@ -49,7 +49,9 @@ def test_counts_backs_off_then_gives_up_and_a_fresh_start_counts_afresh(gate):
     first = gate()
     assert first.returncode == 0 and read(gate.state)["unready"] == 1 and "backoff" not in first.stdout
     second = gate()
-    assert "backoff 0 s (try 2 of 3)" in second.stdout and second.took < 2  # 0.2 s already waited by systemd
+    # 0.2 s already waited by systemd: the gate's own backoff is 0 s (what it says it waits, not a timed bound on a
+    # process that a loaded machine may start slowly)
+    assert "backoff 0 s (try 2 of 3)" in second.stdout
     third = gate()
     assert "backoff 0 s (try 3 of 3)" in third.stdout and third.took >= 0.2  # 0.4 s, less the 0.2 s waited
     refused = gate()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import urllib.request
 
 from ansible_collections.glm53.serving.plugins.module_utils._prometheus import parse, totals
 from ansible_collections.glm53.serving.plugins.modules import vllm_metrics
@@ -81,17 +82,34 @@ def test_drain_waits_for_the_request_in_flight(run_module, standin_factory):
     assert done["status"] == 200 and done["tokens"] == 1500 and done["at"] <= finished_waiting
 
 
+def running(s):
+    """Requests the stand-in counts as running (its /metrics)."""
+    with urllib.request.urlopen(s.url + "/metrics", timeout=10) as resp:
+        samples = parse(resp.read().decode())
+    return totals(samples, ("vllm:num_requests_running",)).get("vllm:num_requests_running", 0) > 0
+
+
 def test_drain_timeout_fails_or_proceeds(run_module, standin_factory):
+    # 60 s of emulated decoding: still in flight through both waits however loaded the machine is (the thread is
+    # not joined; the stand-in is stopped under it at the end)
     s = standin_factory(env={"VLLM_STANDIN_DECODE_S_PER_TOKEN": "0.01"}).start().wait_ready()
-    t = threading.Thread(target=s.chat, args=("Hello",), kwargs={"max_tokens": 300, "ignore_eos": True})
+
+    def in_flight():
+        try:
+            s.chat("Hello", max_tokens=6000, ignore_eos=True)
+        except OSError:  # the stand-in is stopped under it at the end
+            pass
+
+    t = threading.Thread(target=in_flight, daemon=True)
     t.start()
-    time.sleep(0.5)
+    deadline = time.monotonic() + 30
+    while not running(s) and time.monotonic() < deadline:  # the request has reached the engine
+        time.sleep(0.1)
     r = run_module(vllm_metrics, {"base_url": s.url, "wait_idle": True, "timeout": 1, "interval": 0.2})
     assert r.failed and "1 request(s) still in flight" in r["msg"] and not r["idle"]
     r = run_module(vllm_metrics, {"base_url": s.url, "wait_idle": True, "timeout": 1, "interval": 0.2,
                                   "on_timeout": "proceed"})
     assert not r.failed and not r["idle"] and "they will be cut" in str(r.get("warnings"))
-    t.join()
 
 
 def test_a_stopped_server_counts_as_idle(run_module):
