@@ -19,7 +19,12 @@ description:
     path with no C(..) or newline), C(abs_path_no_space) (the same, with no whitespace anywhere in it),
     C(hex_commit) (a git object name of 7 to 40 hex digits, never a ref),
     C(nonblank) (a string with something other than spaces, and no line break), C(url) (http or https with a
-    host), C(serial) (a batch size of at least 1, or a percentage above 0 and at most 100)."
+    host), C(serial) (a batch size of at least 1, or a percentage above 0 and at most 100), C(own_dir) (an
+    C(abs_path) that is not a system folder such as C(/), C(/etc), C(/usr), C(/var), C(/opt) or a home: a folder
+    the collection writes into or removes things from), C(env_name) (an environment variable name: a letter or
+    C(_), then letters, digits or C(_)), C(single_line) (a string with no line break or control character)."
+  - Every rule matches the whole value (a trailing line break is not forgiven), and numbers are ASCII digits
+    (full-width digits are refused, though Python's C(int) would read them).
 positional: _input
 options:
   _input:
@@ -27,6 +32,7 @@ options:
       - The checks, each C({name, value, rule}) with optional C(min), C(max) and C(hint).
       - With C(values) (a list) instead of C(value), every element is checked and named C(name[i]); with a
         mapping, every value is checked and named C(name["key"]).
+      - With C(values) a mapping and C(keys=true), its keys are checked instead, each named C(a key of name).
       - With C(secret=true), the value is never put in a message.
     type: list
     elements: dict
@@ -57,8 +63,17 @@ import re
 
 from ansible.errors import AnsibleFilterError
 
-_HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
-_URL = re.compile(r"^https?://[^/\s:]+(:\d{1,5})?(/\S*)?$")
+_HEX = re.compile(r"[0-9a-fA-F]{7,40}")
+_URL = re.compile(r"https?://[^/\s:]+(:[0-9]{1,5})?(/\S*)?", re.ASCII)
+_INT = re.compile(r"-?[0-9]+")
+_FLOAT = re.compile(r"-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")
+# Folders a setting must never name as its own: the collection creates files in it, or removes what is there.
+_SYSTEM_DIRS = frozenset(["/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media", "/mnt",
+                          "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/usr/bin",
+                          "/usr/lib", "/usr/local", "/usr/local/bin", "/usr/sbin", "/usr/share", "/var", "/var/lib",
+                          "/var/log", "/var/tmp", "/etc/systemd", "/etc/systemd/system", "/dev/shm"])
 
 
 def _number(value):
@@ -66,11 +81,12 @@ def _number(value):
         return None
     if isinstance(value, (int, float)):
         return value
-    try:
-        text = str(value).strip()
-        return int(text) if re.match(r"^-?\d+$", text) else float(text)
-    except (TypeError, ValueError):
-        return None
+    text = str(value).strip(" ")
+    if _INT.fullmatch(text):
+        return int(text)
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    return None
 
 
 def _integer(value):
@@ -101,27 +117,41 @@ def _problem(check):
             if rule == "int_range":
                 return "%s=%s must be a whole number from %s to %s." % (name, shown, low, high)
             return "%s=%s must be a whole number of at least %s." % (name, shown, low)
-    elif rule == "abs_path":
-        if not isinstance(value, str) or not value.startswith("/") or "\n" in value \
+    elif rule in ("abs_path", "own_dir"):
+        if not isinstance(value, str) or not value.startswith("/") or _CONTROL.search(value) \
                 or ".." in value.split("/") or value.strip() != value:
-            return "%s=%s must be an absolute path (starting with /, no '..', no spaces around it)." % (name, shown)
+            return ("%s=%s must be an absolute path (starting with /, no '..', no line break or control character, "
+                    "no spaces around it)." % (name, shown))
+        if rule == "own_dir" and (re.sub(r"/+", "/", value).rstrip("/") or "/") in _SYSTEM_DIRS:
+            return ("%s=%s is a system folder: the collection writes into this folder or removes what it put there, "
+                    "so give it a folder of its own (the default's shape, such as /opt/glm53/...)." % (name, shown))
     elif rule == "abs_path_no_space":
-        if not isinstance(value, str) or not value.startswith("/") or re.search(r"\s", value) \
+        if not isinstance(value, str) or not value.startswith("/") or re.search(r"\s", value) or _CONTROL.search(value) \
                 or ".." in value.split("/"):
             return "%s=%s must be an absolute path (starting with /, no '..') with no spaces in it." % (name, shown)
     elif rule == "hex_commit":
-        if not isinstance(value, str) or not _HEX.match(value):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return ("%s=%s was read as a number: YAML reads an all-digit commit prefix (or one like 1e5) as one, and "
+                    "drops its leading zeros. Quote it: %s: \"<the prefix as git prints it>\"." % (name, shown, name))
+        if not isinstance(value, str) or not _HEX.fullmatch(value):
             return ("%s=%s is not a commit: pin a git object name of 7 to 40 hex digits (git rev-parse --short=10 "
                     "<ref>), never a branch, tag or HEAD, which move." % (name, shown))
     elif rule == "nonblank":
-        if not isinstance(value, str) or not value.strip() or "\n" in value or "\r" in value \
-                or value.strip() != value:
+        if not isinstance(value, str) or not value.strip() or _CONTROL.search(value) or value.strip() != value:
             return "%s=%s must be a non-blank string with no line break and no spaces around it." % (name, shown)
+    elif rule == "single_line":
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)) or _CONTROL.search(str(value)):
+            return ("%s=%s must be one line of text: a line break or control character in it would start a new line "
+                    "in the file it is written to." % (name, shown))
+    elif rule == "env_name":
+        if not isinstance(value, str) or not _ENV_NAME.fullmatch(value):
+            return ("%s=%s is not an environment variable name: use a letter or _, then letters, digits or _ "
+                    "(CUDA_VISIBLE_DEVICES)." % (name, shown))
     elif rule == "url":
-        if not isinstance(value, str) or not _URL.match(value):
+        if not isinstance(value, str) or not _URL.fullmatch(value):
             return "%s=%s must be an http:// or https:// URL with a host (http://127.0.0.1:8000)." % (name, shown)
     elif rule == "serial":
-        text = str(value).strip()
+        text = str(value).strip(" ")
         if text.endswith("%"):
             n = _number(text[:-1])
             ok = n is not None and 0 < n <= 100
@@ -141,7 +171,9 @@ def setting_problems(checks):
         raise AnsibleFilterError("setting_problems expects a list of {name, value, rule}")
     out = []
     for check in checks:
-        if "values" in check and isinstance(check["values"], dict):
+        if "values" in check and isinstance(check["values"], dict) and check.get("keys"):
+            singles = [dict(check, name="a key of %s" % check["name"], value=k) for k in check["values"]]
+        elif "values" in check and isinstance(check["values"], dict):
             singles = [dict(check, name="%s[%s]" % (check["name"], json.dumps(k, default=str)), value=v)
                        for k, v in check["values"].items()]
         elif "values" in check:

@@ -43,9 +43,15 @@ options:
     description: A virtualenv whose installed vLLM must be a build of HEAD.
     type: path
   allow_dirty:
-    description: Accept local modifications to tracked files.
+    description: Accept local modifications to tracked files, and untracked files in O(package).
     type: bool
     default: false
+  package:
+    description:
+      - The package folder inside the checkout (relative) whose untracked files, unless ignored by the checkout's
+        C(.gitignore), make the tree dirty too: a new source file there goes into the build, yet no commit holds it.
+    type: str
+    default: vllm
 extends_documentation_fragment:
   - glm53.serving.info_module
 notes:
@@ -181,6 +187,7 @@ def main():
             required_commits=dict(type="list", elements="raw", default=[]),
             venv=dict(type="path"),
             allow_dirty=dict(type="bool", default=False),
+            package=dict(type="str", default="vllm"),
         ),
         supports_check_mode=True,
     )
@@ -243,8 +250,10 @@ def main():
                     "the fix commits may be in the fork yet not here. Fetch the full history (git -C %s fetch "
                     "--unshallow) and run again" % (p["path"], p["path"])]
 
-    rc, status, _e = g.git("status", "--porcelain", "--untracked-files=no")
-    dirty_files = [line[3:] for line in status.splitlines() if line.strip()]
+    rc, status, _e = g.git("status", "--porcelain", "--untracked-files=all")
+    package = p["package"].strip("/") + "/"
+    dirty_files = [line[3:] for line in status.splitlines()
+                   if line.strip() and (not line.startswith("?? ") or line[3:].startswith(package))]
     if dirty_files and not p["allow_dirty"]:
         problems.append("the checkout has local modifications (%s): a build from it is not the pinned commit; "
                         "commit or discard them (git -C %s stash), or set allow_dirty"

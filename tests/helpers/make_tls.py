@@ -2,7 +2,9 @@
 # Test helper: a CA, a server certificate it signed (for localhost and 127.0.0.1) and its key, and a second,
 # unrelated CA (the "wrong CA" a probe must refuse), made at test time with the cryptography package
 # (ansible-core's own dependency).
-"""make_tls.py DIR -> DIR/ca.crt, DIR/server.crt, DIR/server.key, DIR/wrong-ca.crt (PEM)."""
+"""make_tls.py DIR -> DIR/ca.crt, DIR/server.crt, DIR/server.key, DIR/wrong-ca.crt (PEM), and the bad variants a
+careless user deploys: DIR/other.key (a key of no certificate here), DIR/expired.crt (the server key's, expired
+yesterday), DIR/other-name.crt (the server key's, for other.example only)."""
 from __future__ import annotations
 
 import datetime
@@ -34,26 +36,38 @@ def _ca(cn, now):
     return key, cert
 
 
+def _server(ca_key, ca, key, names, not_before, not_after):
+    sans = [x509.DNSName(n) if not n[0].isdigit() else x509.IPAddress(ipaddress.ip_address(n)) for n in names]
+    return (x509.CertificateBuilder().subject_name(_name(names[0])).issuer_name(ca.subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(not_before).not_valid_after(not_after)
+            .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+
+
 def make(directory):
     os.makedirs(directory, exist_ok=True)
     now = datetime.datetime.now(datetime.timezone.utc)
     ca_key, ca = _ca("glm53 test CA", now)
     _wrong_key, wrong = _ca("glm53 unrelated CA", now)
     key = ec.generate_private_key(ec.SECP256R1())
-    cert = (x509.CertificateBuilder().subject_name(_name("localhost")).issuer_name(ca.subject)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=2))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
-                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                           critical=False)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
-            .sign(ca_key, hashes.SHA256()))
+    other = ec.generate_private_key(ec.SECP256R1())
+    soon, later = now - datetime.timedelta(minutes=5), now + datetime.timedelta(days=2)
+    cert = _server(ca_key, ca, key, ["localhost", "127.0.0.1"], soon, later)
+    expired = _server(ca_key, ca, key, ["localhost", "127.0.0.1"], now - datetime.timedelta(days=30),
+                      now - datetime.timedelta(days=1))
+    other_name = _server(ca_key, ca, key, ["other.example"], soon, later)
     pem = serialization.Encoding.PEM
+
+    def private(k):
+        return k.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
     files = {"ca.crt": ca.public_bytes(pem), "wrong-ca.crt": wrong.public_bytes(pem),
-             "server.crt": cert.public_bytes(pem),
-             "server.key": key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())}
+             "server.crt": cert.public_bytes(pem), "server.key": private(key), "other.key": private(other),
+             "expired.crt": expired.public_bytes(pem), "other-name.crt": other_name.public_bytes(pem)}
     for name, data in files.items():
         path = os.path.join(directory, name)
         with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:

@@ -229,7 +229,74 @@ SITE = {
     "cli-required-commits-text": ({"vllm_fork_required_commits": "ab12cd34ef"}, ["vllm_fork_required_commits is a string"]),
     "cli-flashinfer-env-text": ({"flashinfer_build_env": "MAX_JOBS=4"}, ["flashinfer_build_env is a string"]),
     "cli-disk-text": ({"preflight_disk_requirements": "/srv:100"}, ["preflight_disk_requirements"]),
+    # the second round: folders the collection writes into or removes from must be its own, not a system folder
+    "own-tls-dir-etc": ({"serve_tls_dir": "/etc"}, ["serve_tls_dir=\"/etc\" is a system folder"]),
+    "own-releases-opt": ({"venv_releases_dir": "/opt/"}, ["venv_releases_dir=\"/opt/\" is a system folder"]),
+    "own-releases-root": ({"venv_releases_dir": "//"}, ["venv_releases_dir=\"//\" is a system folder"]),
+    "own-log-dir-var-log": ({"service_log_dir": "/var/log"}, ["service_log_dir=\"/var/log\" is a system folder"]),
+    "own-model-path-srv": ({"model_path": "/srv"}, ["model_path=\"/srv\" is a system folder"]),
+    "own-wheelhouse-tmp": ({"vllm_fork_wheelhouse": "/tmp"}, ["vllm_fork_wheelhouse=\"/tmp\" is a system folder"]),
+    "own-home-root": ({"venv_service_home": "/root"}, ["venv_service_home=\"/root\" is a system folder"]),
+    "own-report-home": ({"probes_report_dir": "/home"}, ["probes_report_dir=\"/home\" is a system folder"]),
+    "own-gate-dir-usr-local-bin": ({"service_gate_dir": "/usr/local/bin"}, ["service_gate_dir=\"/usr/local/bin\""]),
+    "release-id-current": ({"venv_release_id": "current"}, ["venv_release_id=\"current\"", "not 'current' or 'previous'"]),
+    "release-id-previous": ({"venv_release_id": "previous"}, ["venv_release_id=\"previous\""]),
+    "release-id-newline": ({"venv_release_id": "r1\n"}, ["venv_release_id=\"r1\\n\""]),
+    # a trailing line break, a control character, full-width digits: whole-value rules
+    "port-fullwidth": ({"serve_port": "\uff18\uff10\uff10\uff11"}, ["serve_port=", "is not a TCP port"]),
+    "port-trailing-newline": ({"serve_port": "8001\n"}, ["serve_port=\"8001\\n\" is not a TCP port"]),
+    "gmu-fullwidth": ({"serve_gpu_memory_utilization": "\uff10.9"}, ["serve_gpu_memory_utilization="]),
+    "commit-all-digits": ({"vllm_fork_minimum_commit": 1234567890}, ["vllm_fork_minimum_commit=1234567890 was read as a number",
+                                                                      "Quote it"]),
+    "commit-trailing-newline": ({"vllm_fork_minimum_commit": "f2935ce322\n"}, ["vllm_fork_minimum_commit=", "is not a commit"]),
+    "served-name-newline": ({"serve_served_model_name": "glm53-flash\n"}, ["serve_served_model_name="]),
+    "service-name-newline": ({"service_name": "vllm-glm53\n"}, ["service_name="]),
+    "script-path-control": ({"serve_script_path": "/opt/glm53/bin/serve\x1b.sh"}, ["serve_script_path=", "control character"]),
+    # TLS files parsed on the controller before any change (@PKI@: made by tests/helpers/make_tls.py at run time)
+    "tls-cert-not-pem": ({"serve_ssl_certfile_src": "/etc/hostname", "serve_ssl_keyfile_src": "@PKI@/server.key"},
+                         ["serve_ssl_certfile_src=/etc/hostname is not a PEM certificate"]),
+    "tls-key-not-pem": ({"serve_ssl_certfile_src": "@PKI@/server.crt", "serve_ssl_keyfile_src": "/etc/hostname"},
+                        ["serve_ssl_keyfile_src=/etc/hostname is not a PEM private key"]),
+    "tls-key-of-another-cert": ({"serve_ssl_certfile_src": "@PKI@/server.crt", "serve_ssl_keyfile_src": "@PKI@/other.key"},
+                                ["serve_ssl_keyfile_src=@PKI@/other.key is not the key of serve_ssl_certfile_src"]),
+    "tls-expired": ({"serve_ssl_certfile_src": "@PKI@/expired.crt", "serve_ssl_keyfile_src": "@PKI@/server.key"},
+                    ["serve_ssl_certfile_src=@PKI@/expired.crt expired on", "renew it"]),
+    "tls-other-name": ({"serve_ssl_certfile_src": "@PKI@/other-name.crt", "serve_ssl_keyfile_src": "@PKI@/server.key"},
+                       ["does not name 127.0.0.1 (subjectAltName: other.example)"]),
+    "tls-wrong-ca": ({"serve_ssl_certfile_src": "@PKI@/server.crt", "serve_ssl_keyfile_src": "@PKI@/server.key",
+                      "serve_ssl_ca_certs_src": "@PKI@/wrong-ca.crt"},
+                     ["serve_ssl_ca_certs_src=@PKI@/wrong-ca.crt did not sign serve_ssl_certfile_src"]),
+    # a misspelt setting would be ignored: refused, with the closest names
+    "misspelt-serve-prot": ({"serve_prot": 8001}, ["serve_prot is not a setting of any glm53.serving role",
+                                                   "did you mean serve_port"]),
+    "misspelt-service-timeout": ({"service_timout_start_sec": 900}, ["did you mean service_timeout_start_sec"]),
+    "misspelt-fork-version": ({"vllm_fork_versoin": "f2935ce322"}, ["vllm_fork_versoin", "did you mean vllm_fork_version"]),
+    "misspelt-no-close-name": ({"probes_zzz_qqq": 1}, ["probes_zzz_qqq is not a setting of any glm53.serving role"]),
+    # injection through free-form values
+    "unit-line-break": ({"service_extra_unit_lines": ["Nice=5\nExecStart=/bin/sh -c evil"]},
+                        ["service_extra_unit_lines[0]=", "one line of text"]),
+    "unit-line-managed-spaced": ({"service_extra_unit_lines": ["  ExecStart = /bin/true"]},
+                                 ["service_extra_unit_lines sets ExecStart, which the role manages"]),
+    "unit-line-carriage-return": ({"service_extra_unit_lines": ["Nice=5\rUser=root"]}, ["service_extra_unit_lines[0]="]),
+    "env-key-shell": ({"venv_extra_env": {"X=1; rm -rf /tmp/x; Y": "1"}},
+                      ["a key of venv_extra_env=", "is not an environment variable name"]),
+    "env-key-digit": ({"venv_extra_env": {"1ABC": "1"}}, ["a key of venv_extra_env=\"1ABC\""]),
+    "env-value-newline": ({"venv_extra_env": {"NCCL_DEBUG": "WARN\nVLLM_API_KEY=stolen"}},
+                          ["venv_extra_env[\"NCCL_DEBUG\"]=", "one line of text"]),
+    "env-value-mapping": ({"venv_extra_env": {"NCCL_DEBUG": {"level": "WARN"}}}, ["venv_extra_env[\"NCCL_DEBUG\"]="]),
+    "service-env-key": ({"service_environment": {"BAD KEY": "1"}}, ["a key of service_environment=\"BAD KEY\""]),
+    "service-env-value-newline": ({"service_environment": {"VLLM_LOGGING_LEVEL": "INFO\nUser=root"}},
+                                  ["service_environment[\"VLLM_LOGGING_LEVEL\"]=", "Environment= line"]),
 }
+
+# Odd but valid values a careful user writes: they must pass validation like good-base.
+GOOD_ODD = {"venv_extra_env": {"_PRIV_1": 5, "NCCL_DEBUG": "WARN", "HF_HUB_OFFLINE": "1"},
+            "service_extra_unit_lines": ["Nice=5", "LimitNOFILE = 65536", "# a comment line"],
+            "service_environment": {"VLLM_LOGGING_LEVEL": "INFO", "OMP_NUM_THREADS": 8},
+            "serve_port": "8001", "serve_gpu_memory_utilization": "0.90", "venv_release_id": "r1.current-2026",
+            "serve_served_model_name": "zai-org/GLM-5.3-Flash",
+            "serve_ssl_certfile_src": "@PKI@/server.crt", "serve_ssl_keyfile_src": "@PKI@/server.key",
+            "serve_ssl_ca_certs_src": "@PKI@/ca.crt"}
 
 # A host with the good base and every boolean given as the command line gives it (a string): it must pass
 # validation like good-base (`| bool` reads "false", "no", "0" as false).
@@ -246,19 +313,30 @@ ROLLOUT = {
     "rollout-drain-0": ({"rollout_drain_timeout": 0}, ["rollout_drain_timeout=0"]),
     "rollout-max-fail-200": ({"rollout_max_fail_percentage": 200}, ["rollout_max_fail_percentage=200"]),
     "rollout-metrics-no-scheme": ({"rollout_metrics_url": "host:8000"}, ["rollout_metrics_url=\"host:8000\""]),
+    "rollout-metrics-newline": ({"rollout_metrics_url": "http://127.0.0.1:8000/metrics\n"}, ["rollout_metrics_url="]),
+    "rollout-serial-fullwidth": ({"rollout_serial": "\uff12"}, ["rollout_serial="]),
 }
 
 FATAL_RE = re.compile(r"^fatal: \[([^\]]+)\]: FAILED! => (\{.*\})$", re.M)
+
+
+def with_pki(value, pki):
+    """The value with @PKI@ (in any string inside it) replaced by the folder make_tls.py filled."""
+    return json.loads(json.dumps(value).replace("@PKI@", str(pki)))
 
 
 def run(tmp_path_factory, playbook, cases, good):
     tmp = tmp_path_factory.mktemp(os.path.basename(playbook).split(".")[0])
     scratch = tmp / "scratch"
     scratch.mkdir()
-    hosts = dict((name, overrides) for name, (overrides, _words) in cases.items())
+    pki = tmp / "pki"
+    subprocess.run([sys.executable, os.path.join(REPO, "tests", "helpers", "make_tls.py"), str(pki)],
+                   check=True, capture_output=True)
+    hosts = dict((name, with_pki(overrides, pki)) for name, (overrides, _words) in cases.items())
     if good:
         hosts["good-base"] = {}
         hosts["good-cli-strings"] = GOOD_CLI
+        hosts["good-odd-values"] = with_pki(GOOD_ODD, pki)
     inventory = tmp / "hosts.yml"
     inventory.write_text(json.dumps({"all": {"children": {"glm53_serving": {"hosts": hosts, "vars": base(scratch)}}}}))
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORKS": "10",
@@ -267,7 +345,7 @@ def run(tmp_path_factory, playbook, cases, good):
     proc = subprocess.run(["ansible-playbook", "-i", str(inventory), os.path.join(REPO, playbook)],
                           capture_output=True, text=True, env=env, timeout=900, check=False)
     failures = dict((host, json.loads(body)) for host, body in FATAL_RE.findall(proc.stdout))
-    return proc, failures, scratch
+    return proc, failures, scratch, pki
 
 
 @pytest.fixture(scope="module")
@@ -286,31 +364,31 @@ def _message(result):
 
 @pytest.mark.parametrize("case", sorted(SITE))
 def test_site_refuses_before_any_change(site, case):
-    proc, failures, _scratch = site
+    proc, failures, _scratch, pki = site
     assert case in failures, "%s was not refused:\n%s" % (case, proc.stdout[-4000:])
     msg = _message(failures[case])
-    for word in SITE[case][1]:
+    for word in with_pki(SITE[case][1], pki):
         assert word in msg, "%r not in %s's refusal: %s" % (word, case, msg)
     assert "s3cr3t-on-the-cli" not in msg and "table-test-key" not in msg
 
 
 @pytest.mark.parametrize("case", sorted(ROLLOUT))
 def test_rollout_refuses_before_any_change(rollout, case):
-    proc, failures, _scratch = rollout
+    proc, failures, _scratch, _pki = rollout
     assert case in failures, "%s was not refused:\n%s" % (case, proc.stdout[-4000:])
     for word in ROLLOUT[case][1]:
         assert word in _message(failures[case]), (case, _message(failures[case]))
 
 
 def test_nothing_was_written_and_only_the_good_host_went_on(site, rollout):
-    for proc, failures, scratch in (site, rollout):
+    for proc, failures, scratch, _pki in (site, rollout):
         assert list(scratch.iterdir()) == [], "a refused run wrote %s" % list(scratch.iterdir())
         assert "good-base" not in failures or "nvidia-smi" in _message(failures["good-base"])
         assert "Bring GLM-5.3-Flash serving hosts" not in proc.stdout or "good-base" in failures
-    proc, failures, _scratch = site
+    proc, failures, _scratch, _pki = site
     # the good base passed every role's validation and stopped at preflight's read of the GPUs; so did the good
     # base with every boolean given as a command-line string
-    for good in ("good-base", "good-cli-strings"):
+    for good in ("good-base", "good-cli-strings", "good-odd-values"):
         assert "nvidia-smi" in _message(failures[good]), _message(failures[good])
     assert len(SITE) + len(ROLLOUT) >= 80
     with pytest.raises(KeyError):

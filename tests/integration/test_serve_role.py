@@ -7,10 +7,11 @@ import re
 import socket
 import stat
 import subprocess
+import sys
 
 import pytest
 
-from testlib import FIXTURES, exec_argv, normalise, run_serve_role as run_role
+from testlib import FIXTURES, REPO, exec_argv, normalise, run_serve_role as run_role
 
 
 def test_default_render_is_the_cards_command_flag_by_flag(tmp_path):
@@ -52,6 +53,39 @@ def test_second_run_changes_nothing(tmp_path):
     extra = run_role(tmp_path)[1]
     second = run_role(tmp_path, serve_port=extra["serve_port"])[0]
     assert second.returncode == 0 and re.search(r"changed=0\s", second.stdout.split("PLAY RECAP")[1])
+
+
+def test_tls_off_removes_only_the_roles_own_files(tmp_path):
+    """With TLS off the role removes the TLS files it puts in serve_tls_dir, never a folder it did not make, nor
+    what else is in it; its own folder (marked, nothing else in it) goes with its files."""
+    foreign = tmp_path / "ssl"
+    foreign.mkdir()
+    (foreign / "bundle.pem").write_text("a CA bundle the role did not put here\n")
+    (foreign / "server.crt").write_text("a certificate of the role's from an earlier configuration\n")
+    proc, _extra = run_role(tmp_path, serve_tls_dir=str(foreign))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert sorted(p.name for p in foreign.iterdir()) == ["bundle.pem"]
+    own = tmp_path / "tls"
+    own.mkdir()
+    for name in ("server.crt", "server.key", "ca.crt", ".glm53-serving"):
+        (own / name).write_text("x\n")
+    proc, _extra = run_role(tmp_path, serve_tls_dir=str(own))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert not own.exists()
+
+
+def test_tls_on_refuses_a_folder_that_holds_other_files(tmp_path):
+    src = tmp_path / "pki"
+    subprocess.run([sys.executable, os.path.join(REPO, "tests", "helpers", "make_tls.py"), str(src)], check=True)
+    foreign = tmp_path / "ssl"
+    foreign.mkdir()
+    (foreign / "bundle.pem").write_text("a CA bundle the role did not put here\n")
+    proc, _extra = run_role(tmp_path, serve_tls_dir=str(foreign), serve_ssl_certfile_src=str(src / "server.crt"),
+                            serve_ssl_keyfile_src=str(src / "server.key"))
+    assert proc.returncode != 0
+    assert "serve_tls_dir=\"%s\" holds bundle.pem, which the serve role did not put there" % foreign in proc.stdout
+    assert sorted(p.name for p in foreign.iterdir()) == ["bundle.pem"]
+    assert stat.S_IMODE(foreign.stat().st_mode) != 0o700
 
 
 GUARDS = {

@@ -95,6 +95,23 @@ def test_dirty_tree_fails_unless_allowed(run_module, checkout):
     assert not run_module(vllm_fork_commit, args(path, commits, allow_dirty=True)).failed
 
 
+def test_an_untracked_source_file_in_the_package_is_dirty(run_module, checkout):
+    """A new file inside the package goes into the build though no commit holds it; one the checkout's .gitignore
+    names (the build's own output) or one outside the package does not make the tree dirty."""
+    path, commits = checkout
+    (path / "vllm").mkdir(exist_ok=True)
+    (path / "notes.txt").write_text("an operator's notes, outside the package\n")
+    assert not run_module(vllm_fork_commit, args(path, commits)).failed
+    (path / "vllm" / "patched_attention.py").write_text("print('not in any commit')\n")
+    r = run_module(vllm_fork_commit, args(path, commits))
+    assert r.failed and r["dirty_files"] == ["vllm/patched_attention.py"] and "local modifications" in r["msg"]
+    with open(path / ".gitignore", "a") as f:
+        f.write("vllm/patched_attention.py\n")
+    git(path, "add", ".gitignore")
+    git(path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "ignore the patch")
+    assert not run_module(vllm_fork_commit, args(path, commits)).failed
+
+
 def test_unknown_commit_fails(run_module, checkout):
     path, commits = checkout
     r = run_module(vllm_fork_commit, args(path, commits, minimum_commit="deadbeef12"))

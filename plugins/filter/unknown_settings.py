@@ -1,0 +1,132 @@
+# -*- coding: utf-8 -*-
+# Copyright: glm53.serving contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+name: unknown_settings
+short_description: Name the variables that carry a role's prefix but that no role of this collection knows
+version_added: "0.3.0"
+description:
+  - A misspelt setting (C(serve_prot) for C(serve_port)) is an inventory variable like any other, so Ansible
+    ignores it and the role uses its default. This filter takes the names of the variables that are set (for
+    instance from C(query('ansible.builtin.varnames', ...))) and returns one message per name that starts with a
+    role's prefix (C(serve_), C(service_), C(vllm_fork_), ...) but is neither an option of that role's argument
+    specs nor one of the results the roles set themselves (C(service_ready), C(venv_runtime_env), ...), with the
+    closest known names.
+  - Reads the roles' C(meta/argument_specs.yml), C(tasks/*.yml) and C(vars/main.yml), and the names the
+    collection's playbooks read (C(rollout_serial), C(rollout_hosts)), once per process.
+positional: _input
+options:
+  _input:
+    description: The names of the variables that are set.
+    type: list
+    elements: str
+    required: true
+author:
+  - glm53.serving contributors (@glm53)
+"""
+
+EXAMPLES = r"""
+- name: Refuse a misspelt setting
+  ansible.builtin.assert:
+    that: __unknown | length == 0
+    fail_msg: "{{ __unknown | join(' ') }}"
+  vars:
+    __unknown: "{{ query('ansible.builtin.varnames', '^(serve|service)_') | glm53.serving.unknown_settings }}"
+"""
+
+RETURN = r"""
+_value:
+  description: One message per unknown name, with the closest known names.
+  type: list
+  elements: str
+"""
+
+import difflib
+import glob
+import os
+import re
+
+from ansible.errors import AnsibleFilterError
+
+try:
+    import yaml
+except ImportError:  # pragma: no cover - ansible-core needs PyYAML
+    yaml = None
+
+_ROLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
+# Each public role's prefix (the longest first: vllm_fork_ before a shorter one could match).
+PREFIXES = ("vllm_fork_", "flashinfer_", "monitoring_", "preflight_", "rollout_", "service_", "probes_", "serve_",
+            "model_", "venv_")
+_ALT = "|".join(p.rstrip("_") for p in PREFIXES)
+PREFIX_RE = "^(%s)_" % _ALT
+_NAME_IN_TEXT = re.compile(r"\b(?:%s)_[a-z0-9_]+" % _ALT)
+_KNOWN = {}
+
+
+def _load(path):
+    with open(path) as f:
+        return yaml.safe_load(f) or {}
+
+
+def _task_results(tasks, out):
+    for task in tasks if isinstance(tasks, list) else []:
+        if not isinstance(task, dict):
+            continue
+        if isinstance(task.get("register"), str):
+            out.add(task["register"])
+        for key in ("ansible.builtin.set_fact", "set_fact"):
+            if isinstance(task.get(key), dict):
+                out.update(k for k in task[key] if k != "cacheable")
+        for key in ("block", "rescue", "always"):
+            _task_results(task.get(key), out)
+
+
+def known_settings():
+    """Every name a role reads (argument spec options) or sets (registered results, facts, public vars)."""
+    if "names" not in _KNOWN:
+        if yaml is None:  # pragma: no cover
+            raise AnsibleFilterError("unknown_settings needs PyYAML")
+        names = set()
+        for role in sorted(os.listdir(_ROLES)):
+            spec = os.path.join(_ROLES, role, "meta", "argument_specs.yml")
+            if os.path.exists(spec):
+                for entry in (_load(spec).get("argument_specs") or {}).values():
+                    names.update(((entry or {}).get("options") or {}).keys())
+            for path in glob.glob(os.path.join(_ROLES, role, "tasks", "*.yml")):
+                _task_results(_load(path), names)
+            varfile = os.path.join(_ROLES, role, "vars", "main.yml")
+            if os.path.exists(varfile):
+                names.update(k for k in _load(varfile) if not k.startswith("_"))
+        # the settings the collection's playbooks read themselves (rollout_serial, rollout_hosts, ...)
+        for path in glob.glob(os.path.join(os.path.dirname(_ROLES), "playbooks", "*.yml")):
+            with open(path) as f:
+                text = "".join(line for line in f if not line.lstrip().startswith("#"))
+            names.update(_NAME_IN_TEXT.findall(text))
+        _KNOWN["names"] = frozenset(names)
+    return _KNOWN["names"]
+
+
+def unknown_settings(names):
+    if not isinstance(names, list):
+        raise AnsibleFilterError("unknown_settings expects a list of variable names")
+    known = known_settings()
+    out = []
+    for name in sorted(set(n for n in names if isinstance(n, str))):
+        if not re.match(PREFIX_RE, name) or name in known:
+            continue
+        prefix = next(p for p in PREFIXES if name.startswith(p))
+        close = difflib.get_close_matches(name, sorted(n for n in known if n.startswith(prefix)), n=3, cutoff=0.6)
+        out.append("%s is not a setting of any glm53.serving role%s: Ansible would ignore it and the role would use "
+                   "its default. Correct the name, or give a variable of your own a name that does not start with "
+                   "a role's prefix (%s)." % (name, " (did you mean %s?)" % " or ".join(close) if close else "",
+                                             prefix))
+    return out
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"unknown_settings": unknown_settings}

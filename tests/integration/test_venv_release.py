@@ -1,0 +1,44 @@
+"""The venv role's release pruning removes only releases it made: a directory under venv_releases_dir without the
+role's release.json (another tool's folder, a backup) is never removed, whatever its age."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from testlib import COLLECTIONS_ROOT, REPO
+
+
+def run_release(releases, release_id, keep=2):
+    extra = {"ansible_python_interpreter": sys.executable, "venv_releases_dir": str(releases),
+             "venv_release_id": release_id, "venv_releases_keep": keep,
+             "venv_release_pins": {"vllm_fork": "f2935ce322", "flashinfer": "v0.6.18"}}
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
+    return subprocess.run(["ansible-playbook", "-i", "localhost,", os.path.join(REPO, "tests", "integration", "venv",
+                                                                                 "release.yml"),
+                           "-e", json.dumps(extra)], capture_output=True, text=True, env=env, timeout=300, check=False)
+
+
+def test_pruning_removes_old_releases_and_never_a_folder_it_did_not_make(tmp_path):
+    releases = tmp_path / "releases"
+    releases.mkdir()
+    old = time.time() - 3600
+    for i, name in enumerate(["other-software", "backup-2025", "r1", "r2"]):
+        d = releases / name
+        d.mkdir()
+        (d / "payload.txt").write_text("%s\n" % name)
+        if name.startswith("r"):
+            (d / "release.json").write_text(json.dumps({"id": name}) + "\n")
+            os.utime(d / "release.json", (old + i, old + i))
+        os.utime(d, (old - 100 + i, old - 100 + i))  # the foreign folders are the oldest of all
+    (releases / "current").symlink_to(releases / "r2")
+    proc = run_release(releases, "r3")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    left = sorted(p.name for p in releases.iterdir())
+    # keep 2: the serving r2 and this run's r3; r1 was the role's and goes; the others were never its own
+    assert left == ["backup-2025", "current", "other-software", "r2", "r3"], left
+    assert (releases / "other-software" / "payload.txt").read_text() == "other-software\n"
+    assert json.loads((releases / "r3" / "release.json").read_text())["id"] == "r3"
+
