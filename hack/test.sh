@@ -99,7 +99,7 @@ stage_contract() {
 }
 
 molecule_scenario() {  # one scenario: molecule's output through the profiler (its exit status kept: pipefail)
-  timeout "${SCENARIO_TIMEOUT:-2400}" molecule test -s "$1" 2>&1 | python3 hack/profile_log.py tee "$PROFILE/molecule-$1.tsv" "$1"
+  timeout "${SCENARIO_TIMEOUT:-3600}" molecule test -s "$1" 2>&1 | python3 hack/profile_log.py tee "$PROFILE/molecule-$1.tsv" "$1"
 }
 
 host_lane() {
