@@ -145,6 +145,11 @@ EOF
     rm -rf "$WORK/wheels"
     echo "$want" >"$WORK/collections/.done"
   fi
+  # This checkout is glm53.serving there: a link, not a copy (molecule's prerun would install a copy, and two
+  # molecule lanes installing it at once race; .config/molecule/config.yml turns the prerun off).
+  mkdir -p "$WORK/collections/ansible_collections/glm53"
+  rm -rf "$WORK/collections/ansible_collections/glm53/serving"
+  ln -sfn "$REPO" "$WORK/collections/ansible_collections/glm53/serving"
   export ANSIBLE_COLLECTIONS_PATH="$WORK/collections:$HOME/.ansible/collections"
 }
 
