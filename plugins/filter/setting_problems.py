@@ -64,7 +64,7 @@ import re
 from ansible.errors import AnsibleFilterError
 
 _HEX = re.compile(r"[0-9a-fA-F]{7,40}")
-_URL = re.compile(r"https?://[^/\s:]+(:[0-9]{1,5})?(/\S*)?", re.ASCII)
+_URL = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[^/\s:\[\]]+)(:[0-9]{1,5})?(/\S*)?", re.ASCII)
 _INT = re.compile(r"-?[0-9]+")
 _FLOAT = re.compile(r"-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
