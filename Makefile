@@ -9,7 +9,7 @@ help:
 	@echo "make sanity      ansible-test sanity"
 	@echo "make pytest      pytest: unit tests and the role tests run by ansible-playbook on this machine"
 	@echo "make contract    the serve role and vllm_serve_args against the real vLLM 0.28.0 (CPU)"
-	@echo "make molecule    every molecule scenario (SCENARIOS=\"default tmux\" for some)"
+	@echo "make molecule    every molecule scenario (SCENARIOS=\"default tmux\" or SCENARIO=fleet for some)"
 	@echo "make lock        re-resolve the tool venv's ranges into hack/constraints.txt (then review and make test)"
 	@echo "make verdicts    the probe verdict corpus as a table (0 false passes, 0 false failures)"
 
