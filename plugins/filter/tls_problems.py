@@ -75,7 +75,7 @@ except ImportError:  # pragma: no cover - ansible-core needs cryptography
 
 
 def _why(exc):
-    text = str(exc).split(". See ")[0].splitlines()
+    text = str(exc).split(". See ", maxsplit=1)[0].splitlines()
     return text[0] if text else type(exc).__name__
 
 

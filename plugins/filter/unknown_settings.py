@@ -120,10 +120,10 @@ def unknown_settings(names):
             continue
         prefix = next(p for p in PREFIXES if name.startswith(p))
         close = difflib.get_close_matches(name, sorted(n for n in known if n.startswith(prefix)), n=3, cutoff=0.6)
+        hint = " (did you mean %s?)" % " or ".join(close) if close else ""
         out.append("%s is not a setting of any glm53.serving role%s: Ansible would ignore it and the role would use "
                    "its default. Correct the name, or give a variable of your own a name that does not start with "
-                   "a role's prefix (%s)." % (name, " (did you mean %s?)" % " or ".join(close) if close else "",
-                                             prefix))
+                   "a role's prefix (%s)." % (name, hint, prefix))
     return out
 
 

@@ -49,7 +49,7 @@ options:
   package:
     description:
       - The package folder inside the checkout (relative) whose untracked files, unless ignored by the checkout's
-        C(.gitignore), make the tree dirty too: a new source file there goes into the build, yet no commit holds it.
+        C(.gitignore), make the tree dirty too (a new source file there goes into the build, yet no commit holds it).
     type: str
     default: vllm
 extends_documentation_fragment:
