@@ -30,6 +30,10 @@ def run_module(capsys):
             args["_ansible_check_mode"] = True
         # A module runs on the target: once any test in this process has imported controller code (a filter
         # plugin imports ansible.errors), module_utils would print warnings instead of returning them.
+        # module warnings are process-wide: an earlier test's would be reported by this module
+        from ansible.module_utils.common import warnings as _warnings
+        _warnings._global_warnings.clear()
+        _warnings._global_deprecations.clear()
         was_controller, _internal.is_controller = _internal.is_controller, False
         try:
             with patch_module_args(args):
