@@ -141,6 +141,7 @@ def test_a_broken_release_rolls_back_and_stops_the_upgrade(host, upgrade, broken
         assert report["passed"] and any("rolled back from" in n for n in report["notes"]), report
         assert "+g" + broken["descendant"][:9] in report["engine_version"]
         segments = down_segments(name, broken["start"])
+        assert segments, "the poller recorded no down round of %s in the broken upgrade" % name
         restart = max(e - s for h in HOSTS for s, e in down_segments(h, 0.0, upgrade["start"]))
         print("broken upgrade on %s: down %s s; the rollback's window %.1f s (restart %.1f s)" % (
             name, ", ".join("%.1f" % (e - s) for s, e in segments), segments[-1][1] - segments[-1][0], restart))
