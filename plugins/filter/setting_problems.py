@@ -19,7 +19,8 @@ description:
     path with no C(..) or newline), C(abs_path_no_space) (the same, with no whitespace anywhere in it),
     C(hex_commit) (a git object name of 7 to 40 hex digits, never a ref),
     C(nonblank) (a string with something other than spaces, and no line break), C(url) (http or https with a
-    host), C(serial) (a batch size of at least 1, or a percentage above 0 and at most 100), C(own_dir) (an
+    host), C(serial) (a batch size of at least 1, or a whole-number percentage above 0 and at most 100),
+    C(duration) (a Prometheus duration such as C(30s) or C(1h30m)), C(own_dir) (an
     C(abs_path) that is not a system folder such as C(/), C(/etc), C(/usr), C(/var), C(/opt) or a home: a folder
     the collection writes into or removes things from), C(env_name) (an environment variable name: a letter or
     C(_), then letters, digits or C(_)), C(single_line) (a string with no line break or control character)."
@@ -67,6 +68,7 @@ _HEX = re.compile(r"[0-9a-fA-F]{7,40}")
 _URL = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[^/\s:\[\]]+)(:[0-9]{1,5})?(/\S*)?", re.ASCII)
 _INT = re.compile(r"-?[0-9]+")
 _FLOAT = re.compile(r"-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
+_DURATION = re.compile(r"([0-9]+(ms|s|m|h|d|w|y))+")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")
 # Folders a setting must never name as its own: the collection creates files in it, or removes what is there.
@@ -150,17 +152,29 @@ def _problem(check):
     elif rule == "url":
         if not isinstance(value, str) or not _URL.fullmatch(value):
             return "%s=%s must be an http:// or https:// URL with a host (http://127.0.0.1:8000)." % (name, shown)
+    elif rule == "duration":
+        if not isinstance(value, str) or not _DURATION.fullmatch(value):
+            return ("%s=%s must be a Prometheus duration: a whole number and a unit (ms, s, m, h, d, w, y), such as "
+                    "30s, 2m or 1h30m." % (name, shown))
+    elif rule == "serial" and isinstance(value, list) and value:
+        # Ansible's serial list, batch by batch ([1, "25%", "100%"]): each item a batch size or a percentage
+        for i, item in enumerate(value):
+            problem = _problem(dict(check, name="%s[%d]" % (name, i), value=item))
+            if problem:
+                return problem
     elif rule == "serial":
         text = str(value).strip(" ")
         if text.endswith("%"):
-            n = _number(text[:-1])
+            # Ansible reads a percentage with int(): 12.5% stops the play with "invalid literal for int()"
+            n = _integer(text[:-1]) if _INT.fullmatch(text[:-1].strip(" ")) else None
             ok = n is not None and 0 < n <= 100
         else:
             n = _integer(text)
             ok = n is not None and n >= 1
         if not ok:
             return ("%s=%s must be a batch size of at least 1 or a percentage such as 25%%: 0 or a negative value "
-                    "puts the whole fleet in one batch and stops every engine at once." % (name, shown))
+                    "puts the whole fleet in one batch and stops every engine at once; a percentage is a whole number "
+                    "(Ansible reads it with int())." % (name, shown))
     else:
         raise AnsibleFilterError("setting_problems: unknown rule %r for %s" % (rule, name))
     return None

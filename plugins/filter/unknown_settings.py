@@ -52,12 +52,10 @@ import re
 
 from ansible.errors import AnsibleFilterError
 
-try:
-    import yaml
-except ImportError:  # pragma: no cover - ansible-core needs PyYAML
-    yaml = None
+from ansible_collections.glm53.serving.plugins.module_utils._role_specs import (ROLES_DIR as _ROLES, SpecError,
+                                                                                  load_yaml as _load, role_names,
+                                                                                  role_options)
 
-_ROLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
 # Each public role's prefix (the longest first: vllm_fork_ before a shorter one could match).
 PREFIXES = ("vllm_fork_", "flashinfer_", "monitoring_", "preflight_", "rollout_", "service_", "probes_", "serve_",
             "model_", "venv_")
@@ -65,11 +63,6 @@ _ALT = "|".join(p.rstrip("_") for p in PREFIXES)
 PREFIX_RE = "^(%s)_" % _ALT
 _NAME_IN_TEXT = re.compile(r"\b(?:%s)_[a-z0-9_]+" % _ALT)
 _KNOWN = {}
-
-
-def _load(path):
-    with open(path) as f:
-        return yaml.safe_load(f) or {}
 
 
 def _task_results(tasks, out):
@@ -88,14 +81,10 @@ def _task_results(tasks, out):
 def known_settings():
     """Every name a role reads (argument spec options) or sets (registered results, facts, public vars)."""
     if "names" not in _KNOWN:
-        if yaml is None:  # pragma: no cover
-            raise AnsibleFilterError("unknown_settings needs PyYAML")
         names = set()
+        for role in role_names():
+            names.update(role_options(role))
         for role in sorted(os.listdir(_ROLES)):
-            spec = os.path.join(_ROLES, role, "meta", "argument_specs.yml")
-            if os.path.exists(spec):
-                for entry in (_load(spec).get("argument_specs") or {}).values():
-                    names.update(((entry or {}).get("options") or {}).keys())
             for path in glob.glob(os.path.join(_ROLES, role, "tasks", "*.yml")):
                 _task_results(_load(path), names)
             varfile = os.path.join(_ROLES, role, "vars", "main.yml")
@@ -113,7 +102,10 @@ def known_settings():
 def unknown_settings(names):
     if not isinstance(names, list):
         raise AnsibleFilterError("unknown_settings expects a list of variable names")
-    known = known_settings()
+    try:
+        known = known_settings()
+    except SpecError as exc:
+        raise AnsibleFilterError("unknown_settings: %s" % exc)
     out = []
     for name in sorted(set(n for n in names if isinstance(n, str))):
         if not re.match(PREFIX_RE, name) or name in known:
