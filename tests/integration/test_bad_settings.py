@@ -19,6 +19,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from testlib import COLLECTIONS_ROOT, REPO
 
@@ -243,7 +244,7 @@ SITE = {
     "release-id-previous": ({"venv_release_id": "previous"}, ["venv_release_id=\"previous\""]),
     "release-id-newline": ({"venv_release_id": "r1\n"}, ["venv_release_id=\"r1\\n\""]),
     # a trailing line break, a control character, full-width digits: whole-value rules
-    "port-fullwidth": ({"serve_port": "\uff18\uff10\uff10\uff11"}, ["serve_port=", "is not a TCP port"]),
+    "port-fullwidth": ({"serve_port": "\uff18\uff10\uff10\uff11"}, ["serve_port=", "is not a whole number (ASCII digits only"]),
     "port-trailing-newline": ({"serve_port": "8001\n"}, ["serve_port=\"8001\\n\" is not a TCP port"]),
     "gmu-fullwidth": ({"serve_gpu_memory_utilization": "\uff10.9"}, ["serve_gpu_memory_utilization="]),
     "commit-all-digits": ({"vllm_fork_minimum_commit": 1234567890}, ["vllm_fork_minimum_commit=1234567890 was read as a number",
@@ -287,6 +288,79 @@ SITE = {
     "service-env-key": ({"service_environment": {"BAD KEY": "1"}}, ["a key of service_environment=\"BAD KEY\""]),
     "service-env-value-newline": ({"service_environment": {"VLLM_LOGGING_LEVEL": "INFO\nUser=root"}},
                                   ["service_environment[\"VLLM_LOGGING_LEVEL\"]=", "Environment= line"]),
+    # types, before any argument spec (which would print the role's whole spec beside its error)
+    "null-api-key": ({"serve_api_key": None}, ["serve_api_key is null", "('' for none)"]),
+    "null-tool-parser": ({"serve_tool_call_parser": None}, ["serve_tool_call_parser is null"]),
+    "null-port": ({"serve_port": None}, ["serve_port is null", "`serve_port:` with nothing after it"]),
+    "null-extra-args": ({"serve_extra_args": None}, ["serve_extra_args is null", "give a list"]),
+    "null-env": ({"venv_extra_env": None}, ["venv_extra_env is null"]),
+    "null-unit-lines": ({"service_extra_unit_lines": None}, ["service_extra_unit_lines is null"]),
+    "null-targets": ({"probes_needle_targets": None}, ["probes_needle_targets is null"]),
+    "list-port": ({"serve_port": [8000]}, ["serve_port=[8000] is a list, not a whole number"]),
+    "bool-port": ({"serve_port": True}, ["serve_port=true is a boolean"]),
+    "float-port": ({"serve_port": 8000.5}, ["serve_port=8000.5 is not a whole number"]),
+    "bool-reasoning-parser": ({"serve_reasoning_parser": False}, ["serve_reasoning_parser=false was read as a boolean",
+                                                                   "quote it"]),
+    "extra-args-mapping": ({"serve_extra_args": {"--seed": 1}}, ["serve_extra_args=", "is a mapping, not a list"]),
+    "extra-args-item-mapping": ({"serve_extra_args": ["--seed", {"n": 1}]}, ["serve_extra_args[1]=", "not a string"]),
+    "enforce-eager-maybe": ({"serve_enforce_eager": "maybe"}, ["serve_enforce_eager=\"maybe\" is not a boolean"]),
+    "gmu-percent-text": ({"serve_gpu_memory_utilization": "94%"}, ["serve_gpu_memory_utilization=\"94%\" is not a number"]),
+    "kv-dtype-unknown": ({"serve_kv_cache_dtype": "fp9"}, ["serve_kv_cache_dtype=\"fp9\" is not one of"]),
+    "cli-tp-3": ({"serve_tensor_parallel_size": "3"}, ["serve_tensor_parallel_size=3 does not fit"]),
+    "cli-context-1m": ({"serve_max_model_len": "1048576"}, ["serve_max_model_len=1048576", "no opt-in goes beyond"]),
+    "cli-workers-text": ({"model_verify_workers": "four"}, ["model_verify_workers=\"four\" is not a whole number"]),
+    # names and flags the pinned vLLM does not know, refused before any build
+    "vllm-reasoning-dash": ({"serve_reasoning_parser": "glm-47"},
+                            ["serve_reasoning_parser=\"glm-47\" is not a reasoning parser of vLLM 0.28.0", "glm47"]),
+    "vllm-reasoning-dot": ({"serve_reasoning_parser": "glm4.7"}, ["serve_reasoning_parser=\"glm4.7\""]),
+    "vllm-tool-parser": ({"serve_tool_call_parser": "glm_47"},
+                         ["serve_tool_call_parser=\"glm_47\" is not a tool-call parser"]),
+    "vllm-cudagraph-mode": ({"serve_compilation_config": {"cudagraph_mode": "FULL_DECODE"}},
+                            ["serve_compilation_config", "\"FULL_DECODE\" is not a CompilationConfig.cudagraph_mode"]),
+    "vllm-cc-key": ({"serve_compilation_config": {"cuda_graph_mode": "FULL_DECODE_ONLY"}},
+                    ["CompilationConfig has no field 'cuda_graph_mode'", "did you mean cudagraph_mode"]),
+    "vllm-cc-nested-key": ({"serve_compilation_config": {"cudagraph_mode": "FULL_DECODE_ONLY", "pass_config": {"bogus": 1}}},
+                           ["CompilationConfig.pass_config has no field 'bogus'"]),
+    "vllm-cc-mode-7": ({"serve_compilation_config": {"cudagraph_mode": "FULL_DECODE_ONLY", "mode": 7}},
+                       ["7 is not a CompilationConfig.mode"]),
+    "vllm-extra-misspelt": ({"serve_extra_args": ["--enabel-chunked-prefill"]},
+                            ["serve_extra_args[0]=\"--enabel-chunked-prefill\"", "is not a flag of vllm serve",
+                             "did you mean --enable-chunked-prefill"]),
+    "vllm-extra-removed": ({"serve_extra_args": ["--disable-log-requests"]}, ["--disable-log-requests is not a flag"]),
+    "vllm-extra-ambiguous": ({"serve_extra_args": ["--enable"]}, ["--enable could be any of", "write the whole flag"]),
+    "vllm-extra-no-value": ({"serve_extra_args": ["--max-num-seqs"]}, ["--max-num-seqs needs a value"]),
+    "vllm-extra-int": ({"serve_extra_args": ["--max-num-seqs", "eight"]}, ["--max-num-seqs takes a whole number"]),
+    "vllm-extra-choice": ({"serve_extra_args": ["--scheduling-policy", "lifo"]},
+                          ["\"lifo\" is not one of the values --scheduling-policy takes", "fcfs"]),
+    "vllm-extra-stray": ({"serve_extra_args": ["--enable-chunked-prefill", "true"]},
+                         ["serve_extra_args[1]=\"true\" is a word no flag takes"]),
+    "vllm-extra-config-key": ({"serve_extra_args": ["--attention-config.bogus=1"]}, ["AttentionConfig has no field 'bogus'"]),
+    "vllm-extra-bad-json": ({"serve_extra_args": ["--attention-config", "{bad"]}, ["is not valid JSON"]),
+    # two inventory hosts on one machine (the same ansible_host)
+    "machine-port-a": ({"ansible_host": "10.9.9.1"}, ["machine-port-a and machine-port-b are one machine",
+                                                      "both serve on serve_port=8000"]),
+    "machine-port-b": ({"ansible_host": "10.9.9.1"}, ["machine-port-b and machine-port-a are one machine"]),
+    "machine-gpus-a": ({"ansible_host": "10.9.9.2", "serve_port": 8001,
+                        "service_environment": {"CUDA_VISIBLE_DEVICES": "0,1,2,3"}},
+                       ["would both use GPUs 3", "service_environment.CUDA_VISIBLE_DEVICES"]),
+    "machine-gpus-b": ({"ansible_host": "10.9.9.2", "serve_port": 8002,
+                        "service_environment": {"CUDA_VISIBLE_DEVICES": "3,4,5,6"}}, ["would both use GPUs 3"]),
+    # the monitoring host's settings (glm53_monitoring), in the validation play too
+    "monitoring-interval-bare": ({"monitoring_scrape_interval": "15"}, ["monitoring_scrape_interval=\"15\" must be a Prometheus duration"]),
+    "monitoring-interval-newline": ({"monitoring_scrape_interval": "15s\n"}, ["monitoring_scrape_interval="]),
+    "monitoring-for-fraction": ({"monitoring_ttft_for": "1.5h"}, ["monitoring_ttft_for=\"1.5h\""]),
+    "monitoring-kv-2": ({"monitoring_kv_cache_usage_threshold": 2}, ["monitoring_kv_cache_usage_threshold=2 must be a fraction"]),
+    "monitoring-ttft-0": ({"monitoring_ttft_p95_threshold_s": 0}, ["monitoring_ttft_p95_threshold_s=0"]),
+    "monitoring-queue-negative": ({"monitoring_waiting_requests_threshold": -1}, ["monitoring_waiting_requests_threshold=-1"]),
+    "monitoring-dir-etc": ({"monitoring_dir": "/etc"}, ["monitoring_dir=\"/etc\" is a system folder"]),
+    "monitoring-blackbox-url": ({"monitoring_blackbox_exporter": "http://127.0.0.1:9115"},
+                                ["monitoring_blackbox_exporter=\"http://127.0.0.1:9115\" must be host:port"]),
+    "monitoring-group-missing": ({"monitoring_targets_group": "glm53_nope"}, ["monitoring_targets_group=\"glm53_nope\" is not an inventory group"]),
+    "monitoring-null-dir": ({"monitoring_dir": None}, ["monitoring_dir is null"]),
+    "monitoring-misspelt": ({"monitoring_scrape_intreval": "30s"}, ["did you mean monitoring_scrape_interval"]),
+    "monitoring-promtool-relative": ({"monitoring_promtool": "promtool"}, ["monitoring_promtool=\"promtool\" must be an absolute path"]),
+    "monitoring-reload-newline": ({"monitoring_reload_command": "systemctl reload prometheus\nrm -rf /"},
+                                  ["monitoring_reload_command=", "one line of text"]),
 }
 
 # Odd but valid values a careful user writes: they must pass validation like good-base.
@@ -305,6 +379,28 @@ GOOD_CLI = {"serve_enforce_eager": "false", "serve_enable_prefix_caching": "no",
             "vllm_fork_allow_other_arch": "false", "flashinfer_allow_other_arch": "no", "venv_allow_other_python": "false",
             "vllm_fork_use_ccache": "yes", "probes_needle": "true", "probes_chat": "yes", "probes_fail_host": "true"}
 
+# Two hosts on one machine with their own ports and GPUs: both must pass validation.
+GOOD_SPLIT = dict(("good-split-%s" % half, {"ansible_host": "10.9.9.3", "serve_port": port, "serve_tensor_parallel_size": 4,
+                                            "serve_gpu_count": 4, "service_environment": {"CUDA_VISIBLE_DEVICES": gpus}})
+                  for half, port, gpus in (("a", 8001, "0,1,2,3"), ("b", 8002, "4,5,6,7")))
+
+SITE_ROLES = ("venv", "flashinfer", "vllm_fork", "model", "serve", "service", "preflight", "probes")
+
+
+def cli_numbers(roles):
+    """Every whole-number and number setting of the roles with a literal default, as -e gives it: a string."""
+    out = {}
+    for role in roles:
+        with open(os.path.join(REPO, "roles", role, "meta", "argument_specs.yml"), encoding="utf-8") as fh:
+            for entry in yaml.safe_load(fh)["argument_specs"].values():
+                for name, option in (entry.get("options") or {}).items():
+                    default = option.get("default")
+                    if option.get("type") in ("int", "float") and isinstance(default, (int, float)) \
+                            and not isinstance(default, bool):
+                        out[name] = str(default)
+    return out
+
+
 ROLLOUT = {
     "rollout-serial-0": ({"rollout_serial": 0}, ["rollout_serial=0", "whole fleet"]),
     "rollout-serial-negative": ({"rollout_serial": -1}, ["rollout_serial=-1"]),
@@ -315,6 +411,11 @@ ROLLOUT = {
     "rollout-metrics-no-scheme": ({"rollout_metrics_url": "host:8000"}, ["rollout_metrics_url=\"host:8000\""]),
     "rollout-metrics-newline": ({"rollout_metrics_url": "http://127.0.0.1:8000/metrics\n"}, ["rollout_metrics_url="]),
     "rollout-serial-fullwidth": ({"rollout_serial": "\uff12"}, ["rollout_serial="]),
+    "rollout-serial-fraction": ({"rollout_serial": "12.5%"}, ["rollout_serial=\"12.5%\"", "a percentage is a whole number"]),
+    "rollout-serial-list": ({"rollout_serial": [1, "0%"]}, ["rollout_serial[1]=\"0%\""]),
+    "rollout-serial-text": ({"rollout_serial": "all"}, ["rollout_serial=\"all\""]),
+    "rollout-drain-null": ({"rollout_drain_timeout": None}, ["rollout_drain_timeout is null"]),
+    "rollout-max-fail-text": ({"rollout_max_fail_percentage": "half"}, ["rollout_max_fail_percentage=\"half\""]),
 }
 
 FATAL_RE = re.compile(r"^fatal: \[([^\]]+)\]: FAILED! => (\{.*\})$", re.M)
@@ -333,12 +434,20 @@ def run(tmp_path_factory, playbook, cases, good):
     subprocess.run([sys.executable, os.path.join(REPO, "tests", "helpers", "make_tls.py"), str(pki)],
                    check=True, capture_output=True)
     hosts = dict((name, with_pki(overrides, pki)) for name, (overrides, _words) in cases.items())
+    monitoring = dict((name, hosts.pop(name)) for name in list(hosts) if name.startswith("monitoring-"))
     if good:
         hosts["good-base"] = {}
         hosts["good-cli-strings"] = GOOD_CLI
+        hosts["good-cli-numbers"] = cli_numbers(SITE_ROLES)
         hosts["good-odd-values"] = with_pki(GOOD_ODD, pki)
+        hosts.update(GOOD_SPLIT)
+        # passes validation; its own play (the last) stops at the missing promtool before any write
+        monitoring["good-monitoring"] = dict(cli_numbers(["monitoring"]), monitoring_require_promtool=True,
+                                             monitoring_promtool=str(scratch / "no-promtool"),
+                                             monitoring_dir=str(scratch / "prometheus"))
     inventory = tmp / "hosts.yml"
-    inventory.write_text(json.dumps({"all": {"children": {"glm53_serving": {"hosts": hosts, "vars": base(scratch)}}}}))
+    inventory.write_text(json.dumps({"all": {"vars": base(scratch), "children": {
+        "glm53_serving": {"hosts": hosts}, "glm53_monitoring": {"hosts": monitoring}}}}))
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORKS": "10",
            "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default", "ANSIBLE_DISPLAY_OK_HOSTS": "false",
            "ANSIBLE_DISPLAY_SKIPPED_HOSTS": "false"}
@@ -388,9 +497,14 @@ def test_nothing_was_written_and_only_the_good_host_went_on(site, rollout):
     proc, failures, _scratch, _pki = site
     # the good base passed every role's validation and stopped at preflight's read of the GPUs; so did the good
     # base with every boolean given as a command-line string
-    for good in ("good-base", "good-cli-strings", "good-odd-values"):
+    for good in ("good-base", "good-cli-strings", "good-cli-numbers", "good-odd-values") + tuple(GOOD_SPLIT):
         assert "nvidia-smi" in _message(failures[good]), _message(failures[good])
-    assert len(SITE) + len(ROLLOUT) >= 80
+    assert len(cli_numbers(SITE_ROLES)) >= 25
+    # the monitoring host's settings were checked in the validation play, and the good one passed them
+    assert "Refuse bad monitoring settings before anything changes" in proc.stdout
+    # (it passed them and stopped in its own play at the missing promtool, before any write)
+    assert "monitoring_require_promtool is set" in _message(failures["good-monitoring"]), _message(failures["good-monitoring"])
+    assert len(SITE) + len(ROLLOUT) >= 240
     with pytest.raises(KeyError):
         pwd.getpwnam(USER)
     assert not os.path.exists("/etc/systemd/system/%s.service" % UNIT)

@@ -160,9 +160,9 @@ def test_each_alert_fires_on_its_signal_and_only_there(rendered, tmp_path):
 
 
 @pytest.mark.parametrize("overrides,variable", [
-    ({"monitoring_kv_cache_usage_threshold": 1.5}, "monitoring_kv_cache_usage_threshold (1.5)"),
-    ({"monitoring_targets_group": "nobody"}, "monitoring_targets_group (nobody)"),
-    ({"monitoring_queue_for": "ten minutes"}, "monitoring_queue_for (ten minutes) must be a Prometheus duration"),
+    ({"monitoring_kv_cache_usage_threshold": 1.5}, "monitoring_kv_cache_usage_threshold=1.5 must be a fraction"),
+    ({"monitoring_targets_group": "nobody"}, r'monitoring_targets_group=\"nobody\" is not an inventory group'),
+    ({"monitoring_queue_for": "ten minutes"}, r'monitoring_queue_for=\"ten minutes\" must be a Prometheus duration'),
     ({"monitoring_promtool": "/nonexistent/promtool"}, "monitoring_require_promtool is set and /nonexistent/promtool"),
 ])
 def test_bad_settings_are_refused_before_any_write(tmp_path, overrides, variable):
@@ -201,7 +201,7 @@ def test_tls_hosts_are_scraped_and_probed_over_https_with_the_ca(tmp_path):
                            capture_output=True, text=True, check=False)
     assert check.returncode == 0, check.stdout + check.stderr
     bad = run_role(tmp_path / "bad", monitoring_ca_file="certs/ca.crt")
-    assert bad.returncode != 0 and "monitoring_ca_file (certs/ca.crt) empty or an absolute path" in bad.stdout, \
+    assert bad.returncode != 0 and r'monitoring_ca_file=\"certs/ca.crt\" must be an absolute path' in bad.stdout, \
         bad.stdout[-2000:]
     assert not (tmp_path / "bad" / "prometheus").exists()
 

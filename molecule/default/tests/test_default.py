@@ -154,3 +154,36 @@ def test_dry_runs_said_what_they_would_do():
     converged_recap = re.search(r"glm53-node1\s+: ok=(\d+)\s+changed=0\s+unreachable=0\s+failed=0", converged)
     assert fresh_recap and converged_recap
     print("dry run, fresh host: changed=%s; converged host: changed=0" % fresh_recap.group(2))
+
+
+# The engine's env file through systemd's own reader: hostile values, written as the serve template writes them
+# (KEY={{ value | string | quote }}), come back unchanged in a unit's environment (the tmux supervisor's reader is
+# checked with the same values in tests/unit/roles/test_env_file_round_trip.py).
+HOSTILE_ENV = {
+    "PLAIN": "WARN", "SPACES": "  two  words  ", "SINGLE": "it's", "DOUBLE": 'say "hi"', "DOLLAR": "$HOME and ${PATH}",
+    "BACKTICK": "`id`", "SUBSHELL": "$(rm -rf /tmp/x)", "BACKSLASH": "C:\\models\\glm \\n not a newline",
+    "HASH": "#not-a-comment", "EQUALS": "a=b=c", "SEMICOLON": "x; touch /tmp/pwned", "EMPTY": "",
+    "UNICODE": "繁體中文 ✓", "MIXED": "'\"`$\\;#= ", "NUMBER": 8,
+}
+
+
+def test_hostile_env_values_come_back_unchanged_through_systemd(host):
+    import base64
+
+    from ansible.plugins.filter.core import FilterModule
+    from jinja2 import Environment
+
+    template = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "serve", "templates", "serve.env.j2")
+    with open(template, encoding="utf-8") as fh:
+        line = next(t for t in fh.read().splitlines() if t.startswith("{{ key }}="))
+    env = Environment()
+    env.filters.update(FilterModule().filters())
+    text = env.from_string("{% for key, value in env | dictsort %}" + line + "\n{% endfor %}").render(env=HOSTILE_ENV)
+    payload = base64.b64encode(("# Ansible managed\n" + text).encode()).decode()
+    host.check_output("echo %s | base64 -d > /run/glm53-hostile.env" % payload)
+    out = host.run("systemd-run --quiet --wait --pipe --collect -p EnvironmentFile=/run/glm53-hostile.env "
+                   "/usr/bin/env -0")
+    assert out.rc == 0, out.stderr
+    got = dict(item.split("=", 1) for item in out.stdout.split("\0") if "=" in item)
+    for key, value in HOSTILE_ENV.items():
+        assert got.get(key) == str(value), (key, got.get(key), str(value))
