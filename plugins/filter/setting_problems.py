@@ -23,7 +23,8 @@ description:
     C(duration) (a Prometheus duration such as C(30s) or C(1h30m)), C(own_dir) (an
     C(abs_path) that is not a system folder such as C(/), C(/etc), C(/usr), C(/var), C(/opt) or a home: a folder
     the collection writes into or removes things from), C(env_name) (an environment variable name: a letter or
-    C(_), then letters, digits or C(_)), C(single_line) (a string with no line break or control character)."
+    C(_), then letters, digits or C(_)), C(unix_name) (a user or group name as useradd takes it),
+    C(single_line) (a string with no line break or control character)."
   - Every rule matches the whole value (a trailing line break is not forgiven), and numbers are ASCII digits
     (full-width digits are refused, though Python's C(int) would read them).
 positional: _input
@@ -69,6 +70,7 @@ _URL = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[^/\s:\[\]]+)(:[0-9]{1,5})?(/\S
 _INT = re.compile(r"-?[0-9]+")
 _FLOAT = re.compile(r"-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
 _DURATION = re.compile(r"([0-9]+(ms|s|m|h|d|w|y))+")
+_UNIX_NAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")
 # Folders a setting must never name as its own: the collection creates files in it, or removes what is there.
@@ -145,6 +147,10 @@ def _problem(check):
         if isinstance(value, bool) or not isinstance(value, (str, int, float)) or _CONTROL.search(str(value)):
             return ("%s=%s must be one line of text: a line break or control character in it would start a new line "
                     "in the file it is written to." % (name, shown))
+    elif rule == "unix_name":
+        if not isinstance(value, str) or not _UNIX_NAME.fullmatch(value):
+            return ("%s=%s is not a user or group name useradd accepts: a lower-case letter or _, then up to 31 "
+                    "lower-case letters, digits, _ or - (glm53)." % (name, shown))
     elif rule == "env_name":
         if not isinstance(value, str) or not _ENV_NAME.fullmatch(value):
             return ("%s=%s is not an environment variable name: use a letter or _, then letters, digits or _ "

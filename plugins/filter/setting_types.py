@@ -65,7 +65,7 @@ _INT = re.compile(r"[+-]?[0-9]+\Z")
 _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 _TRUE = ("y", "yes", "on", "1", "true", "t")
 _FALSE = ("n", "no", "off", "0", "false", "f")
-_SECRET = re.compile(r"(key|token|password|secret|credential)", re.I)
+_SECRET = re.compile(r"(^|_)(api_key|key|token|password|secret|credentials?)(_|\Z)", re.I)
 _KIND = {"str": "a string", "path": "a path", "int": "a whole number", "float": "a number", "bool": "true or false",
          "list": "a list", "dict": "a mapping"}
 _EXAMPLE = {"list": '["first", "second"]', "dict": '{"key": "value"}'}

@@ -188,6 +188,8 @@ SITE = {
     "venv-releases-relative": ({"venv_releases_dir": "releases"}, ["venv_releases_dir=\"releases\""]),
     "venv-release-id-slash": ({"venv_release_id": "../../etc"}, ["venv_release_id=\"../../etc\""]),
     "venv-blank-user": ({"venv_service_user": ""}, ["venv_service_user=\"\""]),
+    "venv-user-space": ({"venv_service_user": "glm 53"}, ["venv_service_user=\"glm 53\" is not a user or group name"]),
+    "venv-group-upper": ({"venv_service_group": "GLM53"}, ["venv_service_group=\"GLM53\""]),
     # model
     "model-relative": ({"model_path": "models/glm"}, ["model_path=\"models/glm\""]),
     "model-hub-branch": ({"model_source": "hub", "model_hf_repo": "spele1100/GLM-5.3-Flash-AWQ-INT4",

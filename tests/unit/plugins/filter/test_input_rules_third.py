@@ -58,6 +58,13 @@ def test_good_values_pass(name, value):
     assert setting_types(["serve"], {name: value}) == []
 
 
+def test_only_secrets_are_hidden():
+    (msg,) = setting_types(["probes"], {"probes_chat_max_tokens": "4k"})
+    assert msg.startswith('probes_chat_max_tokens="4k" is not a whole number'), msg
+    (msg,) = setting_types(["model"], {"model_hf_token": ["hf_abc"]})
+    assert "hf_abc" not in msg and "(hidden)" in msg
+
+
 def test_bad_role_names_are_refused():
     for roles in ("serve", ["../etc"], ["no_such_role"]):
         with pytest.raises(AnsibleFilterError):
