@@ -197,6 +197,26 @@ def test_the_first_rollout_readmitted_every_host():
         assert re.search(r"%s\s+: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=0" % host, log), host
 
 
+def test_a_moved_branch_was_built_as_a_new_release_beside_the_old_one(host, upgrade):
+    """The pins name the fork by branch; the branch moved and upgrade.yml ran with the pins unchanged. The release
+    is named by the commit the branch named when the run started: a new release directory, beside the old one,
+    which stays on the host (rollback.yml returned to it: test_rollback_on_demand_swaps_current_and_previous)."""
+    name = host.backend.get_hostname()
+    releases = {}
+    for path in host.check_output("ls -d /opt/glm53/releases/*/release.json").split():
+        record = json.loads(host.file(path).content_string)
+        releases[record["sources"]["vllm_fork"]["commit"]] = (os.path.dirname(path), record)
+    print("%s releases by fork commit: %s" % (name, dict((c[:10], d) for c, (d, _r) in releases.items())))
+    new_dir, new = releases[upgrade["descendant"]]
+    assert new["sources"]["vllm_fork"]["ref"] == "sm89-longctx-fix-v2", new["sources"]
+    assert os.path.basename(new_dir).startswith(upgrade["descendant"][:10]) and new["id"] == os.path.basename(new_dir)
+    if name != HOSTS[0]:  # the first host's second release is now the broken one (it rolled back from it)
+        old_dir, old = releases[upgrade["minimum"]]
+        assert old["sources"]["vllm_fork"]["ref"] == "sm89-longctx-fix-v2" and old_dir != new_dir
+        assert host.file("/opt/glm53/releases/previous").linked_to == old_dir
+    assert host.file("/opt/glm53/releases/current").linked_to == new_dir
+
+
 def test_the_upgrade_moved_every_host_to_the_new_commit_built_once(host, upgrade):
     name = host.backend.get_hostname()
     assert "+g" + upgrade["minimum"][:9] in upgrade["before"][name]

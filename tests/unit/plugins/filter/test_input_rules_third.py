@@ -138,3 +138,24 @@ def test_durations(value, ok):
 def test_serial_lists_and_whole_percentages(value, ok):
     out = setting_problems([{"name": "rollout_serial", "value": value, "rule": "serial"}])
     assert (out == []) == ok, out
+
+
+LS_REMOTE = ("1111111111111111111111111111111111111111\trefs/heads/sm89-longctx-fix-v2\n"
+             "2222222222222222222222222222222222222222\trefs/tags/v0.6.18\n"
+             "3333333333333333333333333333333333333333\trefs/tags/v0.6.18^{}\n"
+             "4444444444444444444444444444444444444444\trefs/remotes/origin/sm89-longctx-fix-v2\n")
+
+
+def test_release_sources_resolve_branches_and_peeled_tags_and_keep_commits():
+    from ansible_collections.glm53.serving.plugins.filter.release_sources import release_sources
+    sources = [{"name": "vllm_fork", "repo": "/srv/fork.git", "ref": "sm89-longctx-fix-v2"},
+               {"name": "flashinfer", "repo": "/srv/fi.git", "ref": "v0.6.18"},
+               {"name": "pinned", "repo": "/srv/p.git", "ref": "ABCDEF1234"}]
+    results = [{"item": sources[0], "stdout": LS_REMOTE}, {"item": sources[1], "stdout": LS_REMOTE}]
+    out = release_sources(sources, results)
+    assert out["vllm_fork"] == {"repo": "/srv/fork.git", "ref": "sm89-longctx-fix-v2", "commit": "1" * 40}
+    assert out["flashinfer"]["commit"] == "3" * 40  # an annotated tag's commit, not the tag object
+    assert out["pinned"]["commit"] == "abcdef1234"
+    with pytest.raises(AnsibleFilterError, match="no-such-branch is not a branch or tag of /srv/fork.git"):
+        release_sources([dict(sources[0], ref="no-such-branch")], [{"item": dict(sources[0], ref="no-such-branch"),
+                                                                    "stdout": LS_REMOTE}])
