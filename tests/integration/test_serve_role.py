@@ -56,15 +56,30 @@ def test_second_run_changes_nothing(tmp_path):
 
 
 def test_tls_off_removes_only_the_roles_own_files(tmp_path):
-    """With TLS off the role removes the TLS files it puts in serve_tls_dir, never a folder it did not make, nor
-    what else is in it; its own folder (marked, nothing else in it) goes with its files."""
+    """With TLS off the role removes the TLS files it puts in serve_tls_dir, in its own marked folder only: never a
+    folder without its marker, whatever its files are called, nor what else is in its folder; its own folder
+    (marked, nothing else in it) goes with its files."""
     foreign = tmp_path / "ssl"
     foreign.mkdir()
     (foreign / "bundle.pem").write_text("a CA bundle the role did not put here\n")
-    (foreign / "server.crt").write_text("a certificate of the role's from an earlier configuration\n")
+    (foreign / "server.crt").write_text("someone's certificate, named as the role names its own\n")
     proc, _extra = run_role(tmp_path, serve_tls_dir=str(foreign))
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert sorted(p.name for p in foreign.iterdir()) == ["bundle.pem"]
+    assert sorted(p.name for p in foreign.iterdir()) == ["bundle.pem", "server.crt"]
+    unmarked = tmp_path / "unmarked"
+    unmarked.mkdir()
+    for name in ("server.crt", "server.key"):
+        (unmarked / name).write_text("x\n")
+    proc, _extra = run_role(tmp_path, serve_tls_dir=str(unmarked))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert sorted(p.name for p in unmarked.iterdir()) == ["server.crt", "server.key"]
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    for name in ("server.crt", ".glm53-serving", "notes.txt"):
+        (mixed / name).write_text("x\n")
+    proc, _extra = run_role(tmp_path, serve_tls_dir=str(mixed))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert sorted(p.name for p in mixed.iterdir()) == ["notes.txt"]
     own = tmp_path / "tls"
     own.mkdir()
     for name in ("server.crt", "server.key", "ca.crt", ".glm53-serving"):
