@@ -123,7 +123,7 @@ def main():
         "",
         "# the dataclass behind each JSON config flag: its fields, the enum fields' names, nested dataclass fields",
         "CONFIGS = {",
-    ] + ["    %r: %s," % (k, fmt(configs[k], 6 + len(k))) for k in sorted(configs)] + [
+    ] + ["    %r: %s," % (k, fmt(configs[k], 6 + len(repr(k)))) for k in sorted(configs)] + [
         "}",
         "",
         "REASONING_PARSERS = %s" % fmt(data["reasoning_parsers"], 20),

@@ -10,8 +10,8 @@ name: release_sources
 short_description: The commit each source's version names, from git ls-remote output
 version_added: "0.3.0"
 description:
-  - Takes the release's sources (C({name, repo, ref})) and the registered results of C(git ls-remote REPO REF
-    REF^{}) run for those whose C(ref) is not already a commit, and returns C({name: {repo, ref, commit}}).
+  - "Takes the release's sources (C({name, repo, ref})) and the registered results of C(git ls-remote REPO REF
+    REF^{}) run for those whose C(ref) is not already a commit, and returns C({name: {repo, ref, commit}})."
   - A ref is resolved as git resolves a name, an annotated tag's peeled commit (C(refs/tags/REF^{})), a tag, a
     branch (C(refs/heads/REF)), then a full ref name. A ref of 7 to 40 hex digits is a commit and is kept as it is
     (lower-cased).
@@ -35,7 +35,7 @@ author:
 EXAMPLES = r"""
 - name: Publish the release's sources
   ansible.builtin.set_fact:
-    glm53_release_sources: "{{ __sources | glm53.serving.release_sources(__ls_remote.results) }}"
+    venv_release_sources: "{{ __sources | glm53.serving.release_sources(__ls_remote.results) }}"
 """
 
 RETURN = r"""

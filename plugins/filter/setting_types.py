@@ -57,7 +57,6 @@ import re
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
-from ansible.module_utils.six import string_types
 
 from ansible_collections.glm53.serving.plugins.module_utils._role_specs import SpecError, role_options
 
@@ -78,7 +77,7 @@ def _what(value):
         return "a boolean"
     if isinstance(value, (int, float)):
         return "a number"
-    if isinstance(value, string_types):
+    if isinstance(value, str):
         return "a string"
     if isinstance(value, dict):
         return "a mapping"
@@ -105,17 +104,17 @@ def _scalar_problem(kind, value):
             return "is %s, not %s" % (_what(value), _KIND[kind])
         return None
     if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, (int, float) + string_types):
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             return "is %s, not a whole number" % _what(value)
         if isinstance(value, float):
             return None if value.is_integer() else "is not a whole number"
-        if isinstance(value, string_types) and not _INT.match(value.strip()):
+        if isinstance(value, str) and not _INT.match(value.strip()):
             return "is not a whole number (ASCII digits only, nothing else)"
         return None
     if kind == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float) + string_types):
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             return "is %s, not a number" % _what(value)
-        if isinstance(value, string_types) and not _FLOAT.match(value.strip()):
+        if isinstance(value, str) and not _FLOAT.match(value.strip()):
             return "is not a number (ASCII digits and one '.', nothing else)"
         return None
     if kind == "bool":
@@ -123,7 +122,7 @@ def _scalar_problem(kind, value):
             return None
         if isinstance(value, (int, float)) and value in (0, 1):
             return None
-        if isinstance(value, string_types) and value.strip().lower() in _TRUE + _FALSE:
+        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
             return None
         return "is not a boolean: use true or false"
     return None
@@ -136,11 +135,11 @@ def _problems(name, option, value):
     if kind == "raw":
         return []
     if value is None:
+        hint = " ('' for none)" if kind == "str" else ""
         return ["%s is null (in YAML, `%s:` with nothing after it is null, not empty): give %s%s, or leave it out "
-                "to keep the default." % (name, name, _KIND.get(kind, kind),
-                                         " ('' for none)" if kind == "str" else "")]
+                "to keep the default." % (name, name, _KIND.get(kind, kind), hint)]
     if kind in ("list", "dict"):
-        if isinstance(value, string_types):
+        if isinstance(value, str):
             return ["%s is a string (%d characters), not %s. On the command line key=value always gives a string: "
                     "pass it as JSON, -e '{\"%s\": %s}', or set it in a vars file." % (
                         name, len(value), _KIND[kind], name, _EXAMPLE[kind])]

@@ -49,7 +49,6 @@ _value:
 """
 
 from ansible.errors import AnsibleFilterError
-from ansible.module_utils.six import string_types
 
 
 def _get(hvars, name, default=None):
@@ -77,7 +76,7 @@ def shared_machine_problems(hosts, hostvars, default_port=8000):
     for host in hosts:
         hvars = hostvars[host]
         address = _get(hvars, "ansible_host", host)
-        if not isinstance(address, string_types):
+        if not isinstance(address, str):
             address = str(address)
         machines.setdefault(address.strip().lower(), []).append(host)
     out = {}

@@ -52,9 +52,9 @@ import re
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.glm53.serving.plugins.module_utils._role_specs import (ROLES_DIR as _ROLES, SpecError,
-                                                                                  load_yaml as _load, role_names,
-                                                                                  role_options)
+from ansible_collections.glm53.serving.plugins.module_utils._role_specs import ROLES_DIR as _ROLES
+from ansible_collections.glm53.serving.plugins.module_utils._role_specs import SpecError, role_names, role_options
+from ansible_collections.glm53.serving.plugins.module_utils._role_specs import load_yaml as _load
 
 # Each public role's prefix (the longest first: vllm_fork_ before a shorter one could match).
 PREFIXES = ("vllm_fork_", "flashinfer_", "monitoring_", "preflight_", "rollout_", "service_", "probes_", "serve_",

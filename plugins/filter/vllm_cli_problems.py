@@ -64,7 +64,6 @@ import json
 import re
 
 from ansible.errors import AnsibleFilterError
-from ansible.module_utils.six import string_types
 
 from ansible_collections.glm53.serving.plugins.module_utils._vllm_cli_data import (CONFIGS, FLAGS, REASONING_PARSERS,
                                                                                    TOOL_PARSERS, VERSION)
@@ -109,7 +108,7 @@ def _config_problems(cls, value, where):
         if key not in spec["fields"]:
             out.append("%s: %s has no field %r%s; vLLM would refuse it at start-up." % (
                 where, cls, key, _close(str(key), spec["fields"])))
-        elif key in spec["enums"] and isinstance(item, string_types + (int,)) and not isinstance(item, bool):
+        elif key in spec["enums"] and isinstance(item, (str, int)) and not isinstance(item, bool):
             known = spec["enums"][key]
             if str(item).upper() not in [k.upper() for k in known]:
                 out.append("%s: %s is not a %s.%s that %s knows (%s)%s." % (
@@ -126,20 +125,20 @@ def _config_problems(cls, value, where):
 def _value_problems(flag, value, where):
     """Why value (a string, or a mapping for a config flag given as a setting) is not one this flag accepts."""
     dest = flag["dest"]
-    if dest in _REGISTRIES and isinstance(value, string_types) and value:
+    if dest in _REGISTRIES and isinstance(value, str) and value:
         what, names = _REGISTRIES[dest]
         if value not in names:
             return ["%s=%s is not %s of %s%s; vLLM would refuse it at start-up, after the load (%d are known)." % (
                 where, json.dumps(value), what, _WHERE, _close(value, names) or "", len(names))]
         return []
     if flag["type"] == "config":
-        if isinstance(value, string_types):
+        if isinstance(value, str):
             try:
                 value = json.loads(value)
             except ValueError:
                 return ["%s=%s is not valid JSON, which %s reads for %s." % (where, json.dumps(value), _WHERE, flag["options"][0])]
         return _config_problems(flag["config"], value, where)
-    if not isinstance(value, string_types):
+    if not isinstance(value, str):
         return []
     if flag["type"] == "int" and not _INT.match(value):
         return ["%s=%s: %s takes a whole number." % (where, json.dumps(value), flag["options"][0])]
