@@ -120,9 +120,10 @@ GUARDS = {
                                    "serve_allow_long_context": True}, ["persistent_topk smem bug"]),
     "public_without_key": ({"serve_api_key": ""}, ["serve_host=0.0.0.0", "no serve_api_key"]),
     "bad_served_name": ({"serve_served_model_name": "glm 53"}, ["serve_served_model_name="]),
+    # found by the validation's table of vLLM 0.28.0, before the installed vLLM's parser check could run
     "misspelt_reasoning_parser": ({"serve_reasoning_parser": "glm-47"},
-                                  ["--reasoning-parser glm-47 is unknown to this vLLM"]),
-    "unknown_extra_flag": ({"serve_extra_args": ["--no-such-flag"]}, ["unrecognized arguments: --no-such-flag"]),
+                                  ["is not a reasoning parser of vLLM 0.28.0", "did you mean glm47"]),
+    "unknown_extra_flag": ({"serve_extra_args": ["--no-such-flag"]}, ["--no-such-flag is not a flag of vllm serve"]),
 }
 
 
