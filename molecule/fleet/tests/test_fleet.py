@@ -203,7 +203,7 @@ def test_a_moved_branch_was_built_as_a_new_release_beside_the_old_one(host, upgr
     which stays on the host (rollback.yml returned to it: test_rollback_on_demand_swaps_current_and_previous)."""
     name = host.backend.get_hostname()
     releases = {}
-    for path in host.check_output("ls -d /opt/glm53/releases/*/release.json").split():
+    for path in host.check_output("find /opt/glm53/releases -mindepth 2 -maxdepth 2 -name release.json").split():
         record = json.loads(host.file(path).content_string)
         releases[record["sources"]["vllm_fork"]["commit"]] = (os.path.dirname(path), record)
     print("%s releases by fork commit: %s" % (name, dict((c[:10], d) for c, (d, _r) in releases.items())))
