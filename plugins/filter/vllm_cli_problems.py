@@ -129,7 +129,7 @@ def _value_problems(flag, value, where):
         what, names = _REGISTRIES[dest]
         if value not in names:
             return ["%s=%s is not %s of %s%s; vLLM would refuse it at start-up, after the load (%d are known)." % (
-                where, json.dumps(value), what, _WHERE, _close(value, names) or "", len(names))]
+                where, json.dumps(value), what, _WHERE, _close(value, names), len(names))]
         return []
     if flag["type"] == "config":
         if isinstance(value, str):
