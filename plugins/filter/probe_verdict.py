@@ -1,0 +1,92 @@
+# -*- coding: utf-8 -*-
+# Copyright: glm53.serving contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+name: probe_verdict
+short_description: One host's pass or fail from its health, chat and needle probe results, with the reasons
+version_added: "0.3.0"
+description:
+  - Takes the registered results of M(glm53.serving.vllm_health), M(glm53.serving.vllm_chat_probe) and
+    M(glm53.serving.vllm_needle) and returns the host's verdict, so the probes role's evidence, its report and the
+    unit tests all read one decision.
+  - A host passes when its engine is ready and no probe that ran failed. A probe that was skipped (not enabled,
+    or not reached because the engine was not ready) is left out; a not-ready engine is a failure of its own.
+  - Each failure is one line, C(health:), C(chat) or C(needle) and the probe's own summary line (or its message).
+positional: _input, chat, needle
+options:
+  _input:
+    description: The health probe's registered result.
+    type: dict
+    required: true
+  chat:
+    description: The chat probe's registered result (skipped or omitted when it did not run).
+    type: dict
+  needle:
+    description: The needle probe's registered result (skipped or omitted when it did not run).
+    type: dict
+author:
+  - glm53.serving contributors (@glm53)
+"""
+
+EXAMPLES = r"""
+- name: Decide the host's verdict
+  ansible.builtin.set_fact:
+    probes_verdict: "{{ __probes_health | glm53.serving.probe_verdict(__probes_chat, __probes_needle) }}"
+"""
+
+RETURN = r"""
+_value:
+  description: The verdict.
+  type: dict
+  contains:
+    passed:
+      description: Whether the host passed.
+      type: bool
+    failures:
+      description: One line per failure (empty when it passed).
+      type: list
+      elements: str
+    engine_commit:
+      description: The commit in the engine's version (C(+g<hex>)), or null when it names none.
+      type: str
+"""
+
+import re
+
+from ansible.errors import AnsibleFilterError
+
+_COMMIT = re.compile(r"\+g([0-9a-f]{7,40})")
+
+
+def _ran(result):
+    return isinstance(result, dict) and bool(result) and not result.get("skipped")
+
+
+def _lines(result, fallback):
+    summary = result.get("summary") or []
+    if isinstance(summary, str):
+        summary = [summary]
+    return [str(line) for line in summary] or [str(result.get("msg") or fallback)]
+
+
+def probe_verdict(health, chat=None, needle=None):
+    if not isinstance(health, dict):
+        raise AnsibleFilterError("probe_verdict expects the health probe's registered result (a mapping)")
+    failures = []
+    if not health.get("ready"):
+        failures.append("health: %s" % (health.get("msg") or "not ready"))
+    for name, result, fallback in (("chat", chat, "chat probe failed"), ("needle", needle, "needle test failed")):
+        if _ran(result) and not result.get("passed"):
+            failures.extend("%s %s" % (name, line) for line in _lines(result, fallback))
+    version = health.get("version")
+    match = _COMMIT.search(version) if isinstance(version, str) else None
+    return {"passed": not failures, "failures": failures, "engine_commit": match.group(1) if match else None}
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"probe_verdict": probe_verdict}
