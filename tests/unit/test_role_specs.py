@@ -9,13 +9,21 @@ import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROLES = sorted(d for d in os.listdir(os.path.join(REPO, "roles")) if not d.startswith((".", "_")))
-# Internal roles (prometheus.prometheus's _common pattern): no defaults, only specced entry points.
-INTERNAL = sorted(d for d in os.listdir(os.path.join(REPO, "roles")) if d.startswith("_"))
+# Internal roles (prometheus.prometheus's _common pattern): no defaults, only specced entry points. _defaults is
+# the other kind: no tasks, only the values more than one role reads (kubespray's kubespray_defaults).
+INTERNAL = sorted(d for d in os.listdir(os.path.join(REPO, "roles")) if d.startswith("_") and d != "_defaults")
 
 
 def _load(role, *parts):
     with open(os.path.join(REPO, "roles", role, *parts)) as f:
         return yaml.safe_load(f) or {}
+
+
+def _defaults(role):
+    """A role's default values: its own defaults/main.yml, and its settings that roles/_defaults holds."""
+    out = dict((k, v) for k, v in _load("_defaults", "defaults", "main.yml").items() if k.startswith(role + "_"))
+    out.update(_load(role, "defaults", "main.yml"))
+    return out
 
 
 def test_there_are_roles():
@@ -24,7 +32,7 @@ def test_there_are_roles():
 
 @pytest.mark.parametrize("role", ROLES)
 def test_defaults_match_argument_specs(role):
-    defaults = _load(role, "defaults", "main.yml")
+    defaults = _defaults(role)
     options = _load(role, "meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
     assert sorted(defaults) == sorted(options), "defaults/main.yml and meta/argument_specs.yml list different variables"
     for name, spec in options.items():
@@ -44,7 +52,7 @@ def test_defaults_match_argument_specs(role):
 def test_readme_lists_every_variable(role):
     readme = open(os.path.join(REPO, "roles", role, "README.md")).read()
     documented = set(re.findall(r"^\| `(%s_\w+)`" % role, readme, re.M))
-    assert documented == set(_load(role, "defaults", "main.yml"))
+    assert documented == set(_defaults(role))
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -75,3 +83,19 @@ def test_internal_roles_are_only_specced_entry_points(role):
                 optional[name] = option["default"]
     # argument specs only validate: every optional option needs its value in defaults/main.yml
     assert defaults == optional
+
+
+def test_shared_defaults_are_only_other_roles_settings():
+    """roles/_defaults: no tasks and no entry points; each value is a public role's setting (or internal), and no
+    role sets it again; every public role depends on it."""
+    assert not os.path.exists(os.path.join(REPO, "roles", "_defaults", "tasks"))
+    shared = _load("_defaults", "defaults", "main.yml")
+    assert len(shared) >= 20
+    for name in shared:
+        role = next((r for r in ROLES if name.startswith(r + "_")), None)
+        assert role or name.startswith("__glm53_"), name
+        if role:
+            assert name not in _load(role, "defaults", "main.yml"), "%s is set in roles/%s too" % (name, role)
+    for role in ROLES:
+        deps = _load(role, "meta", "main.yml").get("dependencies") or []
+        assert {"role": "glm53.serving._defaults"} in deps, "roles/%s does not depend on _defaults" % role

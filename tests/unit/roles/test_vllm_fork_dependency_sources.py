@@ -18,7 +18,8 @@ def build_env(tmp_path, extra):
     playbook = tmp_path / "p.yml"
     playbook.write_text(json.dumps([{
         "hosts": "localhost", "gather_facts": False,
-        "vars_files": [os.path.join(ROLE, "defaults", "main.yml"), os.path.join(ROLE, "vars", "main.yml")],
+        "vars_files": [os.path.join(REPO, "roles", "_defaults", "defaults", "main.yml"),
+                       os.path.join(ROLE, "defaults", "main.yml"), os.path.join(ROLE, "vars", "main.yml")],
         "tasks": [{"ansible.builtin.copy": {"dest": str(tmp_path / "env.json"), "mode": "0600",
                                             "content": "{{ __vllm_fork_build_env | to_json }}"}}]}]))
     extra = dict(extra, vllm_fork_max_jobs=2, ansible_python_interpreter=sys.executable)

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The cost of a second run: site.yml again on the converged demo host (`make demo` first), as molecule runs it
+# (its ansible.cfg: pipelining, profile_tasks). Prints the wall time, the controller's CPU time, the tasks run,
+# ok/changed/skipped, and the slowest tasks. A converged host must report changed=0.
+#   bash hack/bench_rerun.sh [RUNS]   (default 1)
+set -uo pipefail
+# shellcheck source=hack/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$REPO" || exit 1
+runs=${1:-1}
+eph=$(find "$HOME/.ansible/tmp" -maxdepth 1 -name 'molecule.*.default' -printf '%T@ %p\n' 2>/dev/null | sort -rn | head -1 | cut -d' ' -f2)
+if [ -z "$eph" ] || ! docker exec glm53-node1 true 2>/dev/null; then
+  echo "bench_rerun: no converged demo host; run make demo first" >&2
+  exit 2
+fi
+ensure_venv >/dev/null || exit 1
+export ANSIBLE_CONFIG=$eph/ansible.cfg MOLECULE_EPHEMERAL_DIRECTORY=$eph MOLECULE_FILE=$eph/molecule.yml \
+  MOLECULE_SCENARIO_DIRECTORY=$REPO/molecule/default ANSIBLE_COLLECTIONS_PATH=$WORK/collections
+for i in $(seq "$runs"); do
+  log=$(mktemp)
+  t0=$(date +%s.%N)
+  /usr/bin/time -f '%U %S' -o "$log.cpu" ansible-playbook -i "$eph/inventory" molecule/default/converge.yml >"$log" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  python3 - "$log" "$rc" "$(cat "$log.cpu")" "$t0" "$t1" "$i" <<'PY'
+import re, sys
+log, rc, cpu, t0, t1, run = sys.argv[1:]
+lines = open(log, errors="replace").read().splitlines()
+recap = next((l for l in lines if re.match(r"^glm53-node1\s+: ok=", l)), "no recap")
+times, prev = [], None
+for i, line in enumerate(lines):
+    m = re.match(r"^(?:TASK|RUNNING HANDLER) \[(.*)\] \*+", line) or re.match(r"^(PLAY RECAP)", line)
+    if not m:
+        continue
+    d = next((re.search(r"\((\d+):(\d+):(\d+\.\d+)\)", l) for l in lines[i + 1:i + 3] if re.search(r"\(\d+:\d+:\d+\.\d+\)", l)), None)
+    if d and prev:
+        times.append((int(d.group(2)) * 60 + float(d.group(3)), prev))
+    prev = m.group(1)
+user, system = (float(x) for x in cpu.split()[-2:])
+print("run %s: rc=%s wall %.1f s, controller CPU %.1f s, %d tasks; %s" % (
+    run, rc, float(t1) - float(t0), user + system, len(times), " ".join(recap.split()[2:6])))
+slow = sorted(times, reverse=True)
+print("  tasks over 0.25 s (remote module runs, mostly): %d, %.1f s; the rest: %d, %.1f s" % (
+    sum(1 for t, _ in times if t >= 0.25), sum(t for t, _ in times if t >= 0.25),
+    sum(1 for t, _ in times if t < 0.25), sum(t for t, _ in times if t < 0.25)))
+for t, name in slow[:8]:
+    print("  %5.2f s  %s" % (t, name))
+PY
+  rm -f "$log" "$log.cpu"
+done
