@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """What /proc says about the host: listening TCP sockets, and stale shared-memory blocks of a dead engine.
 
-Standard library only. Shared by the port_owner and shm_clean modules and the relaunch gate (a copy of this
+Standard library only. Shared by the port_owner_info and shm_clean modules and the relaunch gate (a copy of this
 file sits next to the gate script). A shared-memory block is stale when it is a regular file in the shm directory, owned by the service user, named like
 the ones vLLM, multiprocessing, PyTorch and NCCL create, and open or mapped by no live process.
 """

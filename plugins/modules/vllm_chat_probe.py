@@ -31,10 +31,13 @@ description:
 author:
   - glm53.serving contributors (@glm53)
 options:
-  model:
-    description: The served model name.
+  served_model_name:
+    description:
+      - The served model name (the engine's C(--served-model-name)), the same option as the other endpoint modules'.
+      - C(model) is its alias (the name this option had before 0.2.0).
     type: str
     required: true
+    aliases: [model]
   max_tokens:
     description: Completion budget per probe; at least 2048 (reasoning eats budget).
     type: int
@@ -67,7 +70,7 @@ extends_documentation_fragment:
 EXAMPLES = r"""
 - name: Smoke-test the chat endpoint
   glm53.serving.vllm_chat_probe:
-    model: glm53-flash-awq
+    served_model_name: glm53-flash-awq
     api_key: "{{ vault_vllm_api_key }}"
 """
 
@@ -123,7 +126,7 @@ MIN_MAX_TOKENS = 2048
 def run_probe(client, p, name, prompt, operands=None):
     verdict = {"name": name, "prompt": prompt, "passed": False, "findings": []}
     try:
-        _status, resp, elapsed = client.chat(p["model"], [{"role": "user", "content": prompt}], p["max_tokens"],
+        _status, resp, elapsed = client.chat(p["served_model_name"], [{"role": "user", "content": prompt}], p["max_tokens"],
                                              timeout=p["request_timeout"], temperature=0)
     except ProbeHTTPError as exc:
         verdict["findings"] = [{"signal": "http_error", "field": "response", "excerpt": error_message(exc.body),
@@ -145,7 +148,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             **endpoint_argument_spec(),
-            model=dict(type="str", required=True),
+            served_model_name=dict(type="str", required=True, aliases=["model"]),
             max_tokens=dict(type="int", default=MIN_MAX_TOKENS, no_log=False),
             greeting_prompt=dict(type="str", default="Hello! Please greet me back in one short sentence."),
             chinese_prompt=dict(type="str", default="用一句話介紹自己"),

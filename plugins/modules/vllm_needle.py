@@ -32,10 +32,13 @@ description:
 author:
   - glm53.serving contributors (@glm53)
 options:
-  model:
-    description: The served model name.
+  served_model_name:
+    description:
+      - The served model name (the engine's C(--served-model-name)), the same option as the other endpoint modules'.
+      - C(model) is its alias (the name this option had before 0.2.0).
     type: str
     required: true
+    aliases: [model]
   targets:
     description: Prompt sizes to test, in tokens (at least 1000 each).
     type: list
@@ -81,7 +84,7 @@ extends_documentation_fragment:
 EXAMPLES = r"""
 - name: Needle at 450K tokens, five depths
   glm53.serving.vllm_needle:
-    model: glm53-flash-awq
+    served_model_name: glm53-flash-awq
     targets: [450000]
 """
 
@@ -184,7 +187,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             **endpoint_argument_spec(),
-            model=dict(type="str", required=True),
+            served_model_name=dict(type="str", required=True, aliases=["model"]),
             targets=dict(type="list", elements="int", default=[450000]),
             depths=dict(type="list", elements="int", default=[10, 30, 50, 70, 90]),
             distractors=dict(type="int", default=4),
@@ -210,23 +213,23 @@ def main():
 
     try:
         _s, models, _e = client.get("/v1/models", timeout=60)
-        card = next((m for m in models.get("data", []) if m.get("id") == p["model"]), None)
+        card = next((m for m in models.get("data", []) if m.get("id") == p["served_model_name"]), None)
         if card is None:
-            module.fail_json(msg="%s is not served here (served: %s)" % (p["model"], [m.get("id") for m in models["data"]]))
+            module.fail_json(msg="%s is not served here (served: %s)" % (p["served_model_name"], [m.get("id") for m in models["data"]]))
         mml = card["max_model_len"]
     except (ProbeHTTPError, ProbeTimeout, ProbeConnectionRefused) as exc:
         module.fail_json(msg="cannot read /v1/models: %s" % exc)
     limit = mml - p["max_tokens"] - p["margin_tokens"]
 
     def count_tokens(text):
-        _s, body, _e = client.post("/tokenize", {"model": p["model"], "messages": messages(text),
+        _s, body, _e = client.post("/tokenize", {"model": p["served_model_name"], "messages": messages(text),
                                                  "add_generation_prompt": True}, timeout=600)
         return int(body["count"])
 
     def ask(text):
         t0 = time.monotonic()
         try:
-            _s, resp, _e = client.chat(p["model"], messages(text), p["max_tokens"], temperature=0)
+            _s, resp, _e = client.chat(p["served_model_name"], messages(text), p["max_tokens"], temperature=0)
         except ProbeHTTPError as exc:
             return None, {"verdict": "error", "detail": "HTTP %s %s" % (exc.status, error_message(exc.body))}, t0
         except (ProbeTimeout, ProbeConnectionRefused) as exc:

@@ -109,6 +109,9 @@ def test_tarball_packs_only_the_collection(tarball):
                  "plugins/modules/vllm_needle.py", "changelogs/changelog.yaml"):
         assert must in packed, must
     assert os.path.getsize(path) < 1_000_000, "%d bytes" % os.path.getsize(path)
+    with tarfile.open(path) as tar:  # the relaunch gate's /proc helper: a link to the module_utils file, kept one
+        link = tar.getmember("roles/service/files/glm53_procfs.py")
+    assert link.issym() and link.linkname == "../../../plugins/module_utils/_procfs.py"
 
 
 def test_installed_tarball_is_reusable_by_fqcn_from_outside(tarball, tmp_path):
@@ -116,6 +119,8 @@ def test_installed_tarball_is_reusable_by_fqcn_from_outside(tarball, tmp_path):
     fresh = tmp_path / "fresh"
     run(["ansible-galaxy", "collection", "install", "--offline", "-p", str(fresh), path], tmp_path, home)
     assert (fresh / "ansible_collections/glm53/serving/MANIFEST.json").is_file()
+    helper = fresh / "ansible_collections/glm53/serving/roles/service/files/glm53_procfs.py"
+    assert helper.read_text() == open(os.path.join(REPO, "plugins/module_utils/_procfs.py")).read()
     user = tmp_path / "my-fleet"
     user.mkdir()
     shutil.copy(os.path.join(REPO, "playbooks/examples/fleet_reuse.yml"), user / "fleet.yml")

@@ -99,3 +99,23 @@ def test_shared_defaults_are_only_other_roles_settings():
     for role in ROLES:
         deps = _load(role, "meta", "main.yml").get("dependencies") or []
         assert {"role": "glm53.serving._defaults"} in deps, "roles/%s does not depend on _defaults" % role
+
+
+def test_the_report_names_the_collections_version():
+    with open(os.path.join(REPO, "galaxy.yml")) as f:
+        version = yaml.safe_load(f)["version"]
+    with open(os.path.join(REPO, "roles", "probes", "vars", "main.yml")) as f:
+        assert yaml.safe_load(f)["__probes_collection_version"] == version, "bump roles/probes/vars/main.yml too"
+
+
+def test_no_role_reaches_out_of_its_folder():
+    """Files a role ships come from its files/ or templates/ (a link there for a file kept elsewhere in the
+    collection), never from a role_path/.. path, which breaks when the role is installed on its own."""
+    import glob
+    for path in glob.glob(os.path.join(REPO, "roles", "*", "tasks", "*.yml")):
+        text = open(path).read()
+        assert not re.search(r"role_path\s*}}\s*/\.\.", text), path
+    for link in glob.glob(os.path.join(REPO, "roles", "*", "files", "*")):
+        if os.path.islink(link):
+            target = os.path.realpath(link)
+            assert target.startswith(os.path.realpath(REPO) + os.sep) and os.path.isfile(target), link

@@ -5,7 +5,7 @@ from ansible_collections.glm53.serving.plugins.modules import vllm_chat_probe
 
 
 def args(s, **extra):
-    return {"base_url": s.url, "model": "glm53-flash-awq", **extra}
+    return {"base_url": s.url, "served_model_name": "glm53-flash-awq", **extra}
 
 
 def test_good_server_passes_all_probes(run_module, standin):
@@ -14,6 +14,11 @@ def test_good_server_passes_all_probes(run_module, standin):
     assert [p["name"] for p in r["probes"]] == ["greeting", "chinese", "math"]
     assert all(p["passed"] and p["reasoning_present"] and p["finish_reason"] == "stop" for p in r["probes"])
     assert r["summary"] == [] and r["changed"] is False
+
+
+def test_the_old_option_name_model_still_works(run_module, standin):
+    r = run_module(vllm_chat_probe, {"base_url": standin.url, "model": "glm53-flash-awq", "math": False})
+    assert not r.failed, r.get("msg")
 
 
 def test_gibberish_fails_naming_the_signal(run_module, standin_factory):

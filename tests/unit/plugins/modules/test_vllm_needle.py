@@ -9,7 +9,7 @@ from testlib import REFERENCE_FLAGS
 
 
 def args(s, **extra):
-    return {"base_url": s.url, "model": "glm53-flash-awq", "targets": [100000], **extra}
+    return {"base_url": s.url, "served_model_name": "glm53-flash-awq", "targets": [100000], **extra}
 
 
 def test_good_server_retrieves_every_depth(run_module, standin):

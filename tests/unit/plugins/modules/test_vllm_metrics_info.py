@@ -1,4 +1,4 @@
-"""glm53.serving.vllm_metrics against the stand-in: reading the gauges, and the drain wait with a request in
+"""glm53.serving.vllm_metrics_info against the stand-in: reading the gauges, and the drain wait with a request in
 flight (held by the emulated decode time), a refused connection, and the timeout in both modes."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 import urllib.request
 
 from ansible_collections.glm53.serving.plugins.module_utils._prometheus import parse, totals
-from ansible_collections.glm53.serving.plugins.modules import vllm_metrics
+from ansible_collections.glm53.serving.plugins.modules import vllm_metrics_info
 
 TEXT = """# HELP vllm:num_requests_running Number of requests in model execution batches.
 # TYPE vllm:num_requests_running gauge
@@ -59,7 +59,7 @@ def test_parse_agrees_with_prometheus_client_on_escapes_braces_and_specials():
 
 
 def test_reads_the_gauges(run_module, standin):
-    r = run_module(vllm_metrics, {"base_url": standin.url})
+    r = run_module(vllm_metrics_info, {"base_url": standin.url})
     assert not r.failed and r["reachable"] and r["idle"]
     assert r["metrics"]["vllm:num_requests_running"] == 0.0 and "vllm:kv_cache_usage_perc" in r["metrics"]
 
@@ -75,7 +75,7 @@ def test_drain_waits_for_the_request_in_flight(run_module, standin_factory):
     t = threading.Thread(target=long_request)
     t.start()
     time.sleep(0.5)
-    r = run_module(vllm_metrics, {"base_url": s.url, "wait_idle": True, "timeout": 30, "interval": 0.2})
+    r = run_module(vllm_metrics_info, {"base_url": s.url, "wait_idle": True, "timeout": 30, "interval": 0.2})
     finished_waiting = time.monotonic()
     t.join()
     assert not r.failed and r["idle"] and r["polls"] > 1 and r["waited_s"] >= 1.5
@@ -105,14 +105,14 @@ def test_drain_timeout_fails_or_proceeds(run_module, standin_factory):
     deadline = time.monotonic() + 30
     while not running(s) and time.monotonic() < deadline:  # the request has reached the engine
         time.sleep(0.1)
-    r = run_module(vllm_metrics, {"base_url": s.url, "wait_idle": True, "timeout": 1, "interval": 0.2})
+    r = run_module(vllm_metrics_info, {"base_url": s.url, "wait_idle": True, "timeout": 1, "interval": 0.2})
     assert r.failed and "1 request(s) still in flight" in r["msg"] and not r["idle"]
-    r = run_module(vllm_metrics, {"base_url": s.url, "wait_idle": True, "timeout": 1, "interval": 0.2,
+    r = run_module(vllm_metrics_info, {"base_url": s.url, "wait_idle": True, "timeout": 1, "interval": 0.2,
                                   "on_timeout": "proceed"})
     assert not r.failed and not r["idle"] and "they will be cut" in str(r.get("warnings"))
 
 
 def test_a_stopped_server_counts_as_idle(run_module):
     from testlib import free_port
-    r = run_module(vllm_metrics, {"base_url": "http://127.0.0.1:%d" % free_port(), "wait_idle": True})
+    r = run_module(vllm_metrics_info, {"base_url": "http://127.0.0.1:%d" % free_port(), "wait_idle": True})
     assert not r.failed and r["idle"] and not r["reachable"] and r["metrics"] == {}

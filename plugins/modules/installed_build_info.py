@@ -7,7 +7,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: installed_build
+module: installed_build_info
 short_description: Read what a virtualenv has installed of a distribution, without importing it
 version_added: "0.1.0"
 description:
@@ -37,7 +37,7 @@ extends_documentation_fragment:
 
 EXAMPLES = r"""
 - name: Read the installed FlashInfer
-  glm53.serving.installed_build:
+  glm53.serving.installed_build_info:
     venv: /opt/glm53/venv
     distribution: flashinfer-python
     package: flashinfer

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: fs_space
+module: fs_space_info
 short_description: Size and free space of the file systems that hold (or will hold) some paths
 version_added: "0.1.0"
 description:
@@ -31,7 +31,7 @@ notes:
 
 EXAMPLES = r"""
 - name: Look at /dev/shm and the model directory
-  glm53.serving.fs_space:
+  glm53.serving.fs_space_info:
     paths:
       - /dev/shm
       - /srv/models/GLM-5.3-Flash-AWQ-INT4

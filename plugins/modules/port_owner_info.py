@@ -7,7 +7,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: port_owner
+module: port_owner_info
 short_description: Which processes listen on a TCP port, and which systemd unit and user they belong to
 version_added: "0.1.0"
 description:
@@ -40,7 +40,7 @@ notes:
 
 EXAMPLES = r"""
 - name: Who holds the serve port?
-  glm53.serving.port_owner:
+  glm53.serving.port_owner_info:
     port: 8000
     engine_user: glm53
     engine_unit: vllm-glm53.service

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: vllm_metrics
+module: vllm_metrics_info
 short_description: Read a vLLM server's /metrics, or wait until it has no request in flight (drain)
 version_added: "0.1.0"
 description:
@@ -52,7 +52,7 @@ notes:
 
 EXAMPLES = r"""
 - name: Drain - wait until the last request in flight has finished (10 minutes at most)
-  glm53.serving.vllm_metrics:
+  glm53.serving.vllm_metrics_info:
     base_url: http://127.0.0.1:8000
     wait_idle: true
     timeout: 600
