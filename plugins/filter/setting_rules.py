@@ -1,0 +1,150 @@
+# -*- coding: utf-8 -*-
+# Copyright: glm53.serving contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+name: setting_rules
+short_description: Check the roles' settings against the shape and range rules kept beside their argument specs
+version_added: "0.2.0"
+description:
+  - Reads the named roles' C(meta/rules.yml) in this collection (once per process). Without O(values), returns
+    the names to look up (the settings the rules check, and the ones a bound refers to). With O(values), returns
+    one message per setting that breaks its rule, as the C(setting_problems) filter words it.
+  - "A rules file maps a setting to a rule name (C(serve_port: port)), to a mapping, or to a list of them. The
+    mapping's keys: C(rule), C(min) and C(max) (a number, or C({setting: NAME, otherwise: N}): another value,
+    read as a whole number, or C(otherwise) when it is not one), C(hint), C(secret), C(skip_empty) (an empty value
+    is left alone), C(each) (check every element of a list or every value of a mapping), C(keys) (with C(each),
+    the mapping's keys instead), C(attribute) (with C(each), that key of every element) and C(label) (the name
+    in messages)."
+  - A value given as the O(unset) marker (not set in this context) is left alone; with C(attribute), a value that
+    is not a list is left to C(setting_types).
+positional: _input, values
+options:
+  _input:
+    description: Role names of this collection (C(serve), C(venv), ...).
+    type: list
+    elements: str
+    required: true
+  values:
+    description: The values, by name (as many as the names returned without it).
+    type: dict
+  unset:
+    description: The value that stands for "not set here".
+    type: str
+    default: __glm53_unset__
+seealso:
+  - plugin: glm53.serving.setting_problems
+    plugin_type: filter
+author:
+  - glm53.serving contributors (@glm53)
+"""
+
+EXAMPLES = r"""
+- name: Refuse settings of the wrong shape or range
+  ansible.builtin.assert:
+    that: __problems | length == 0
+    fail_msg: "{{ __problems | join(' ') }}"
+  vars:
+    __names: "{{ ['serve'] | glm53.serving.setting_rules }}"
+    __problems: >-
+      {{ ['serve'] | glm53.serving.setting_rules(dict(__names | zip(query('ansible.builtin.vars', *__names,
+         default='__glm53_unset__')))) }}
+"""
+
+RETURN = r"""
+_value:
+  description: The names to look up (without O(values)), or one message per setting that breaks its rule.
+  type: list
+  elements: str
+"""
+
+import os
+import re
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.glm53.serving.plugins.filter.setting_problems import setting_problems
+from ansible_collections.glm53.serving.plugins.module_utils._role_specs import ROLES_DIR, SpecError, load_yaml
+
+_CACHE = {}
+_KEYS = {"rule", "min", "max", "hint", "secret", "skip_empty", "each", "keys", "attribute", "label"}
+
+
+def role_rules(role):
+    """[(name, rule mapping)] from a role's meta/rules.yml, in file order."""
+    if not isinstance(role, str) or not re.match(r"^[a-z_][a-z0-9_]*\Z", role):
+        raise SpecError("%r is not a role name of this collection" % (role,))
+    if role not in _CACHE:
+        path = os.path.join(ROLES_DIR, role, "meta", "rules.yml")
+        if not os.path.isdir(os.path.join(ROLES_DIR, role)):
+            raise SpecError("%r is not a role of this collection" % (role,))
+        found = []
+        for name, entries in (load_yaml(path) if os.path.exists(path) else {}).items():
+            for entry in entries if isinstance(entries, list) else [entries]:
+                entry = {"rule": entry} if isinstance(entry, str) else entry
+                if not isinstance(entry, dict) or "rule" not in entry or set(entry) - _KEYS:
+                    raise SpecError("%s: %s: a rule is a name or a mapping of %s" % (path, name, sorted(_KEYS)))
+                found.append((name, entry))
+        _CACHE[role] = found
+    return _CACHE[role]
+
+
+def _bound(bound, values):
+    if not isinstance(bound, dict):
+        return bound
+    value = values.get(bound["setting"])
+    if isinstance(value, bool):
+        return bound.get("otherwise")
+    try:
+        return int(value) if isinstance(value, (int, float)) else int(str(value).strip())
+    except (TypeError, ValueError):
+        return bound.get("otherwise")
+
+
+def setting_rules(roles, values=None, unset="__glm53_unset__"):
+    if not isinstance(roles, list):
+        raise AnsibleFilterError("setting_rules expects a list of role names")
+    try:
+        rules = [rule for role in roles for rule in role_rules(role)]
+    except SpecError as exc:
+        raise AnsibleFilterError("setting_rules: %s" % exc)
+    if values is None:
+        names = {name for name, _ in rules}
+        names |= {e[k]["setting"] for _, e in rules for k in ("min", "max") if isinstance(e.get(k), dict)}
+        return sorted(names)
+    if not isinstance(values, dict):
+        raise AnsibleFilterError("setting_rules expects the values as a mapping")
+    checks = []
+    for name, entry in rules:
+        value = values.get(name, unset)
+        if isinstance(value, str) and value == unset:
+            continue
+        if entry.get("skip_empty") and (value is None or (hasattr(value, "__len__") and len(value) == 0)):
+            continue
+        check = {"name": entry.get("label", name), "rule": entry["rule"]}
+        for key in ("hint", "secret"):
+            if key in entry:
+                check[key] = entry[key]
+        for key in ("min", "max"):
+            if key in entry:
+                check[key] = _bound(entry[key], values)
+        if entry.get("each"):
+            if entry.get("attribute"):
+                if not isinstance(value, list):
+                    continue  # the wrong type: setting_types says so
+                value = [item.get(entry["attribute"]) if isinstance(item, dict) else None for item in value]
+            check["values"] = value
+            if entry.get("keys"):
+                check["keys"] = True
+        else:
+            check["value"] = value
+        checks.append(check)
+    return setting_problems(checks)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"setting_rules": setting_rules}
