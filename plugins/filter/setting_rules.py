@@ -112,8 +112,8 @@ def setting_rules(roles, values=None, unset="__glm53_unset__"):
     except SpecError as exc:
         raise AnsibleFilterError("setting_rules: %s" % exc)
     if values is None:
-        names = {name for name, _ in rules}
-        names |= {e[k]["setting"] for _, e in rules for k in ("min", "max") if isinstance(e.get(k), dict)}
+        names = {name for name, entry in rules}
+        names |= {entry[k]["setting"] for name, entry in rules for k in ("min", "max") if isinstance(entry.get(k), dict)}
         return sorted(names)
     if not isinstance(values, dict):
         raise AnsibleFilterError("setting_rules expects the values as a mapping")
