@@ -62,12 +62,11 @@ _value:
 """
 
 import os
-import re
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.glm53.serving.plugins.filter.setting_problems import setting_problems
-from ansible_collections.glm53.serving.plugins.module_utils._role_specs import ROLES_DIR, SpecError, load_yaml
+from ansible_collections.glm53.serving.plugins.module_utils._role_specs import SpecError, load_yaml, role_dir
 
 _CACHE = {}
 _KEYS = {"rule", "min", "max", "hint", "secret", "skip_empty", "each", "keys", "attribute", "label"}
@@ -75,12 +74,8 @@ _KEYS = {"rule", "min", "max", "hint", "secret", "skip_empty", "each", "keys", "
 
 def role_rules(role):
     """[(name, rule mapping)] from a role's meta/rules.yml, in file order."""
-    if not isinstance(role, str) or not re.match(r"^[a-z_][a-z0-9_]*\Z", role):
-        raise SpecError("%r is not a role name of this collection" % (role,))
     if role not in _CACHE:
-        path = os.path.join(ROLES_DIR, role, "meta", "rules.yml")
-        if not os.path.isdir(os.path.join(ROLES_DIR, role)):
-            raise SpecError("%r is not a role of this collection" % (role,))
+        path = os.path.join(role_dir(role), "meta", "rules.yml")
         found = []
         for name, entries in (load_yaml(path) if os.path.exists(path) else {}).items():
             for entry in entries if isinstance(entries, list) else [entries]:

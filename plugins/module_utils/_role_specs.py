@@ -2,7 +2,7 @@
 # Copyright: glm53.serving contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """The collection's role argument specs, read once per process, for the controller-side setting filters
-(setting_types, unknown_settings). Not for modules: it reads files of the installed collection."""
+(setting_types, unknown_settings, setting_rules). Not for modules: it reads files of the installed collection."""
 
 from __future__ import annotations
 
@@ -37,12 +37,20 @@ def role_names():
     return sorted(r for r in os.listdir(ROLES_DIR) if os.path.exists(os.path.join(ROLES_DIR, r, "meta", "argument_specs.yml")))
 
 
-def role_options(role):
-    """{name: option} of a role's options over all its entry points (the first entry point's wins)."""
+def role_dir(role):
+    """A role's folder in this collection (SpecError for a name that is not one of its roles)."""
     if not isinstance(role, str) or not re.match(r"^[a-z_][a-z0-9_]*\Z", role):
         raise SpecError("%r is not a role name of this collection" % (role,))
+    path = os.path.join(ROLES_DIR, role)
+    if not os.path.isdir(path):
+        raise SpecError("%r is not a role of this collection" % (role,))
+    return path
+
+
+def role_options(role):
+    """{name: option} of a role's options over all its entry points (the first entry point's wins)."""
     if role not in _CACHE:
-        path = os.path.join(ROLES_DIR, role, "meta", "argument_specs.yml")
+        path = os.path.join(role_dir(role), "meta", "argument_specs.yml")
         if not os.path.exists(path):
             raise SpecError("%r is not a role of this collection (no %s)" % (role, path))
         specs = load_yaml(path).get("argument_specs")

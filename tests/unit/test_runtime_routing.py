@@ -4,9 +4,9 @@ group reach a module, the old name runs the new module with a deprecation)."""
 from __future__ import annotations
 
 import http.server
+import importlib
 import json
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -15,17 +15,17 @@ import yaml
 from testlib import COLLECTIONS_ROOT, REPO
 
 RUNTIME = yaml.safe_load(open(os.path.join(REPO, "meta", "runtime.yml")))
+PLUGINS = "ansible_collections.glm53.serving.plugins."
 MODULES = {f[:-3] for f in os.listdir(os.path.join(REPO, "plugins", "modules")) if f.endswith(".py")}
 
 
 def options(module):
-    text = open(os.path.join(REPO, "plugins", "modules", module + ".py")).read()
-    doc = yaml.safe_load(re.search(r'DOCUMENTATION = r"""(.*?)"""', text, re.S).group(1))
+    """A module's option names, its doc fragments' included (read from the modules' own DOCUMENTATION)."""
+    doc = yaml.safe_load(importlib.import_module(PLUGINS + "modules." + module).DOCUMENTATION)
     names = set(doc.get("options", {}))
     for fragment in doc.get("extends_documentation_fragment", []):
-        name = fragment.split(".")[-1]
-        frag = open(os.path.join(REPO, "plugins", "doc_fragments", name + ".py")).read()
-        names |= set(yaml.safe_load(re.search(r'DOCUMENTATION = r"""(.*?)"""', frag, re.S).group(1)).get("options", {}))
+        frag = importlib.import_module(PLUGINS + "doc_fragments." + fragment.split(".")[-1]).ModuleDocFragment
+        names |= set(yaml.safe_load(frag.DOCUMENTATION).get("options", {}))
     return names
 
 

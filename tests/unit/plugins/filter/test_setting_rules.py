@@ -10,6 +10,7 @@ import yaml
 
 from ansible_collections.glm53.serving.plugins.filter import setting_rules as sr
 from ansible_collections.glm53.serving.plugins.filter.setting_problems import setting_problems
+from ansible_collections.glm53.serving.plugins.module_utils import _role_specs
 from ansible_collections.glm53.serving.plugins.module_utils._role_specs import role_names, role_options
 from testlib import REPO
 
@@ -58,6 +59,6 @@ def test_a_bad_rules_file_is_an_error_not_a_pass(monkeypatch, tmp_path):
     role = tmp_path / "roles" / "zz" / "meta"
     role.mkdir(parents=True)
     (role / "rules.yml").write_text("zz_a: {rul: port}\n")
-    monkeypatch.setattr(sr, "ROLES_DIR", str(tmp_path / "roles"))
+    monkeypatch.setattr(_role_specs, "ROLES_DIR", str(tmp_path / "roles"))
     with pytest.raises(Exception, match="a rule is a name or a mapping"):
         sr.setting_rules(["zz"])
