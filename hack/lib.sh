@@ -26,6 +26,7 @@ TOOL_PINS=(
   'prometheus-client>=0.20'  # the reference parser the collection's /metrics reader is tested against
   'ansible-builder>=3.1,<4'  # makes the execution environment's build context in tests
   'antsibull-changelog>=0.30,<1'  # lints the changelog fragments and cuts releases
+  'grafana-foundation-sdk'  # hack/gen_dashboard.py builds the monitoring role's dashboard with it
 )
 # Packages inside the systemd test images. Changing this list changes the image tag.
 IMAGE_PACKAGES=python3,python3-venv,systemd,systemd-sysv,dbus,sudo,tmux,procps,psmisc,iproute2,ca-certificates,git,curl
@@ -46,6 +47,8 @@ ensure_apt() {
   command -v shellcheck >/dev/null || missing+=(shellcheck)
   command -v chromium >/dev/null || missing+=(chromium fonts-wqy-zenhei)  # the report screenshot test
   command -v promtool >/dev/null || missing+=(prometheus)  # promtool checks the monitoring role's output
+  # the dashboard test: a real Prometheus scrapes stand-ins and node_exporter's textfile collector
+  command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
   if [ ${#missing[@]} -gt 0 ]; then
     step "apt: ${missing[*]}"
     apt-get update -qq

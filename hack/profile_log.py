@@ -85,6 +85,34 @@ def _junit_counts(path):
     return tests, bad, skipped
 
 
+def _junit_failures(path):
+    """(test id, first line of the cause) of each failed or errored test: CI keeps only the log's tail, so the
+    summary names them there, one line per cause, not only the stage."""
+    out = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        for child in case:
+            if child.tag in ("failure", "error"):
+                cause = (child.get("message") or child.text or child.tag).strip().splitlines() or [child.tag]
+                out.append(("%s::%s" % (case.get("classname", ""), case.get("name", "")), cause[0][:200]))
+    return out
+
+
+def print_failures(folder):
+    """Failed tests of every junit file, grouped by cause: 'N x cause' and up to three of the tests."""
+    groups = {}
+    for xml in sorted(glob.glob(os.path.join(folder, "*.xml"))):
+        for test, cause in _junit_failures(xml):
+            groups.setdefault(cause, []).append(test)
+    if groups:
+        print("\nfailed tests, by cause")
+    for cause, tests in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        print("%4d x %s" % (len(tests), cause))
+        for test in tests[:3]:
+            print("         %s" % test)
+        if len(tests) > 3:
+            print("         ... and %d more" % (len(tests) - 3))
+
+
 def fmt(secs):
     secs = float(secs)
     return "%6.0f s" % secs if secs < 120 else "%6.1f min" % (secs / 60)
@@ -137,6 +165,7 @@ def main(argv):
         tee(argv[2], argv[3])
     elif len(argv) == 3 and argv[1] == "table":
         table(argv[2])
+        print_failures(argv[2])
     else:
         sys.exit(__doc__)
 

@@ -57,9 +57,10 @@ def test_rendered_files_pass_promtool_and_a_rerun_changes_nothing(rendered):
     check = subprocess.run([PROMTOOL, "check", "config", str(out / "prometheus.yml")], capture_output=True, text=True,
                            check=False)
     assert check.returncode == 0, check.stdout + check.stderr
-    assert "SUCCESS: 5 rules found" in check.stdout + check.stderr
+    assert "SUCCESS: 7 rules found" in check.stdout + check.stderr  # the alerts
+    assert "SUCCESS: 16 rules found" in check.stdout + check.stderr  # the recording rules
     config = (out / "prometheus.yml").read_text()
-    for target in ('"10.0.0.11:8000"', '"10.0.0.12:8001"', '"http://10.0.0.13:8000/health"'):
+    for target in ('"10.0.0.11:8000"', '"10.0.0.12:8001"', '"http://10.0.0.13:8000/health"', '"10.0.0.13:9100"'):
         assert target in config
 
 
@@ -84,6 +85,7 @@ tests:
         exp_alerts:
           - exp_labels: {severity: critical, job: vllm-glm53, host: gpu-a, instance: "10.0.0.11:8000"}
             exp_annotations:
+              runbook_url: "https://github.com/glm53/serving/blob/main/docs/runbooks.md#glm53enginedown"
               summary: "vLLM on gpu-a does not answer /metrics"
               description: "The engine is down or still loading for over 2m (a load of about 46 shards takes minutes)."
       - eval_time: 4m
@@ -91,6 +93,7 @@ tests:
         exp_alerts:
           - exp_labels: {severity: critical, job: vllm-glm53-health, host: gpu-c, instance: "http://10.0.0.13:8000/health"}
             exp_annotations:
+              runbook_url: "https://github.com/glm53/serving/blob/main/docs/runbooks.md#glm53healthfailing"
               summary: "/health fails on gpu-c"
               description: "vLLM answers /health with 503 after an engine death (EngineDeadError), or not at all."
   - interval: 1m
@@ -112,6 +115,7 @@ tests:
         exp_alerts:
           - exp_labels: {severity: warning, host: gpu-a}
             exp_annotations:
+              runbook_url: "https://github.com/glm53/serving/blob/main/docs/runbooks.md#glm53kvcachenearlyfull"
               summary: "KV cache above 90% on gpu-a"
               description: "Requests will queue or be preempted; long-context requests need most of the cache."
       - eval_time: 30m
@@ -119,6 +123,7 @@ tests:
         exp_alerts:
           - exp_labels: {severity: warning, host: gpu-a}
             exp_annotations:
+              runbook_url: "https://github.com/glm53/serving/blob/main/docs/runbooks.md#glm53waitingqueuegrowing"
               summary: "Waiting queue growing on gpu-a (30 waiting)"
               description: "More than 8 requests waiting and rising for 10m."
   - interval: 1m
@@ -144,6 +149,7 @@ tests:
         exp_alerts:
           - exp_labels: {severity: warning, host: gpu-a}
             exp_annotations:
+              runbook_url: "https://github.com/glm53/serving/blob/main/docs/runbooks.md#glm53timetofirsttokenhigh"
               summary: "Time to first token p95 above 60 s on gpu-a"
               description: "p95 is 1m 54s over 5 minutes."
 """
@@ -157,6 +163,101 @@ def test_each_alert_fires_on_its_signal_and_only_there(rendered, tmp_path):
     result = subprocess.run([PROMTOOL, "test", "rules", str(tests)], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS" in result.stdout + result.stderr
+
+
+VERDICT_AND_RECORDING_TESTS = """
+rule_files: [ALERTS, RECORDING]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'glm53_probe_verdict{job="vllm-glm53-node", host="gpu-a", probe="all", release="r1"}'
+        values: '1x10'
+      - series: 'glm53_probe_verdict{job="vllm-glm53-node", host="gpu-b", probe="all", release="r1"}'
+        values: '0x10'
+      - series: 'glm53_probe_last_run_timestamp_seconds{job="vllm-glm53-node", host="gpu-a", release="r1"}'
+        values: '0x130'
+      - series: 'glm53_probe_last_run_timestamp_seconds{job="vllm-glm53-node", host="gpu-b", release="r1"}'
+        values: '7500x130'
+      - series: 'vllm:generation_tokens_total{job="vllm-glm53", host="gpu-a", engine="0"}'
+        values: '0+600x10'
+      - series: 'vllm:generation_tokens_total{job="vllm-glm53", host="gpu-b", engine="0"}'
+        values: '0+1200x10'
+      - series: 'vllm:inter_token_latency_seconds_bucket{job="vllm-glm53", host="gpu-a", le="0.05"}'
+        values: '0+60x10'
+      - series: 'vllm:inter_token_latency_seconds_bucket{job="vllm-glm53", host="gpu-a", le="+Inf"}'
+        values: '0+60x10'
+    alert_rule_test:
+      - eval_time: 5m
+        alertname: GLM53ProbeFailing
+        exp_alerts:
+          - exp_labels: {severity: critical, job: vllm-glm53-node, host: gpu-b, probe: all, release: r1}
+            exp_annotations:
+              runbook_url: "https://github.com/glm53/serving/blob/main/docs/runbooks.md#glm53probefailing"
+              summary: "The probes fail on gpu-b (release r1)"
+              description: "/health may still answer 200: the chat smoke test or the needle test failed on the last verify."
+      - eval_time: 2h
+        alertname: GLM53VerdictStale
+        exp_alerts: []
+      - eval_time: 2h5m
+        alertname: GLM53VerdictStale
+        exp_alerts:
+          - exp_labels: {severity: warning, job: vllm-glm53-node, host: gpu-a, release: r1}
+            exp_annotations:
+              runbook_url: "https://github.com/glm53/serving/blob/main/docs/runbooks.md#glm53verdictstale"
+              summary: "No verdict from gpu-a for over 7200 s"
+              description: "The scheduled verify.yml has not run on this host, or its probes could not write the textfile."
+    promql_expr_test:
+      - expr: glm53:generation_tokens:rate5m
+        eval_time: 10m
+        exp_samples:
+          - labels: 'glm53:generation_tokens:rate5m{host="gpu-a"}'
+            value: 10
+          - labels: 'glm53:generation_tokens:rate5m{host="gpu-b"}'
+            value: 20
+      - expr: glm53_fleet:generation_tokens:rate5m
+        eval_time: 10m
+        exp_samples:
+          - labels: 'glm53_fleet:generation_tokens:rate5m'
+            value: 30
+      - expr: glm53_fleet:probe_verdict:pass_ratio
+        eval_time: 5m
+        exp_samples:
+          - labels: 'glm53_fleet:probe_verdict:pass_ratio'
+            value: 0.5
+      - expr: glm53:inter_token_latency_seconds:p50_5m
+        eval_time: 10m
+        exp_samples:
+          - labels: 'glm53:inter_token_latency_seconds:p50_5m{host="gpu-a"}'
+            value: 0.025
+"""
+
+
+def test_verdict_alerts_and_recording_rules_on_synthetic_series(rendered, tmp_path):
+    """A failing verdict pages at once (the probes run on a schedule), a verdict older than
+    monitoring_verdict_max_age_s warns, and the recording rules compute per-host and fleet figures."""
+    out, first, _second = rendered
+    assert first.returncode == 0
+    tests = tmp_path / "verdicts_test.yml"
+    tests.write_text(VERDICT_AND_RECORDING_TESTS.replace("ALERTS", json.dumps(str(out / "glm53-alerts.yml")))
+                     .replace("RECORDING", json.dumps(str(out / "glm53-recording.yml"))))
+    result = subprocess.run([PROMTOOL, "test", "rules", str(tests)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_alert_links_to_its_runbook_section(rendered):
+    out, _first, _second = rendered
+    alerts = re.findall(r"- alert: (\w+)", (out / "glm53-alerts.yml").read_text())
+    links = re.findall(r'runbook_url: "([^"]+)"', (out / "glm53-alerts.yml").read_text())
+    assert len(alerts) == 7 and len(links) == 7
+    runbook = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "runbooks.md")).read()
+    anchors = {line[3:].strip().lower() for line in runbook.splitlines() if line.startswith("## ")}
+    for alert, link in zip(alerts, links):
+        assert link.endswith("/docs/runbooks.md#" + alert.lower()), (alert, link)
+        assert alert.lower() in anchors, "docs/runbooks.md has no section ## %s" % alert
+    for alert in alerts:  # each section says what to run
+        section = runbook.split("## " + alert)[1].split("\n## ")[0]
+        assert "ansible-playbook" in section or "systemctl" in section, alert
 
 
 @pytest.mark.parametrize("overrides,variable", [
@@ -176,7 +277,7 @@ def test_without_a_blackbox_exporter_the_health_job_and_alert_are_left_out(tmp_p
     assert proc.returncode == 0, proc.stdout[-2000:]
     rules = (tmp_path / "prometheus" / "glm53-alerts.yml").read_text()
     assert "GLM53HealthFailing" not in rules and "/probe" not in (tmp_path / "prometheus" / "prometheus.yml").read_text()
-    assert "GLM53EngineDown" in rules and textwrap.dedent(rules).count("- alert:") == 4
+    assert "GLM53EngineDown" in rules and textwrap.dedent(rules).count("- alert:") == 6
 
 
 def test_without_promtool_the_files_are_written_unvalidated_unless_promtool_is_required(tmp_path):

@@ -31,8 +31,12 @@ def report(tmp_path_factory, request):
     request.addfinalizer(bad.stop)
     inventory = tmp / "hosts.yml"
     inventory.write_text(json.dumps({"all": {"hosts": {
-        "node-good": {"probes_base_url": good.url, "probes_evidence_dir": str(tmp / "ev-good")},
-        "node-bad": {"probes_base_url": bad.url, "probes_evidence_dir": str(tmp / "ev-bad")}}}}))
+        "node-good": {"probes_base_url": good.url, "probes_evidence_dir": str(tmp / "ev-good"),
+                      "probes_textfile_dir": str(tmp / "textfile-good")},
+        "node-bad": {"probes_base_url": bad.url, "probes_evidence_dir": str(tmp / "ev-bad"),
+                     "probes_textfile_dir": str(tmp / "textfile-bad")}}}}))
+    (tmp / "textfile-good").mkdir()
+    (tmp / "textfile-bad").mkdir()
     extra = {"ansible_python_interpreter": sys.executable, "probes_service_manager": "none",
              "probes_needle_targets": [60000], "probes_needle_depths": [10, 50, 90],
              "probes_report_dir": str(tmp / "report")}
@@ -58,6 +62,19 @@ def test_good_host_passes_bad_host_is_failed(report):
 def test_evidence_is_on_each_host(report):
     _proc, tmp = report
     assert json.loads((tmp / "ev-good" / "probes.json").read_text())["host"] == "node-good"
+
+
+def test_verdicts_reach_the_textfile_collector(report):
+    """Each host's verdicts are in node_exporter's textfile folder, in the Prometheus text format."""
+    from prometheus_client.parser import text_string_to_metric_families
+    _proc, tmp = report
+    for host, verdict in (("good", 1), ("bad", 0)):
+        families = {f.name: f for f in text_string_to_metric_families(
+            (tmp / ("textfile-" + host) / "glm53_probes.prom").read_text())}
+        got = {s.labels["probe"]: s.value for s in families["glm53_probe_verdict"].samples}
+        assert got["all"] == verdict and got["health"] == 1 and got["chat"] == verdict, (host, got)
+        depths = {s.labels["target"]: s.value for s in families["glm53_needle_depths_total"].samples}
+        assert depths == {"60000": 3.0}
 
 
 def test_markdown_summary(report):

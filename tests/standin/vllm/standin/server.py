@@ -73,12 +73,12 @@ class Histogram:
         self.total = 0.0
         self.n = 0
 
-    def observe(self, v: float) -> None:
-        self.n += 1
-        self.total += v
+    def observe(self, v: float, times: int = 1) -> None:
+        self.n += times
+        self.total += v * times
         for i, b in enumerate(LATENCY_BUCKETS):
             if v <= b:
-                self.counts[i] += 1
+                self.counts[i] += times
 
     def render(self, name: str, labels: str) -> list[str]:
         out = [f"# TYPE {name} histogram"]
@@ -111,6 +111,7 @@ class Engine:
         self.success = {"stop": 0, "length": 0, "abort": 0}
         self.ttft = Histogram()
         self.e2e = Histogram()
+        self.itl = Histogram()  # vllm:inter_token_latency_seconds: one observation per token after the first
         self.created = int(time.time())
 
     def kill(self, why: str) -> None:
@@ -271,6 +272,7 @@ def make_handler(engine: Engine):
                     lines.append(f'vllm:request_success_total{{{labels},finished_reason="{reason}"}} {float(n)}')
                 lines += engine.ttft.render("vllm:time_to_first_token_seconds", labels)
                 lines += engine.e2e.render("vllm:e2e_request_latency_seconds", labels)
+                lines += engine.itl.render("vllm:inter_token_latency_seconds", labels)
             self._send(200, "\n".join(lines) + "\n", "text/plain; version=0.0.4; charset=utf-8")
 
         def chat(self):
@@ -346,6 +348,8 @@ def make_handler(engine: Engine):
                 engine.success[finish] += 1
                 engine.ttft.observe(elapsed)
                 engine.e2e.observe(elapsed)
+                if n_out > 1:
+                    engine.itl.observe(elapsed / n_out, n_out - 1)
                 engine.completions += 1
                 dies = engine.die_after is not None and engine.completions >= engine.die_after
             rid = f"chatcmpl-{uuid.uuid4().hex}"
