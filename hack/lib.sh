@@ -49,6 +49,7 @@ ensure_apt() {
   command -v promtool >/dev/null || missing+=(prometheus)  # promtool checks the monitoring role's output
   # the dashboard test: a real Prometheus scrapes stand-ins and node_exporter's textfile collector
   command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
+  command -v prometheus-alertmanager >/dev/null || missing+=(prometheus-alertmanager)  # the rollout's silences
   if [ ${#missing[@]} -gt 0 ]; then
     step "apt: ${missing[*]}"
     apt-get update -qq

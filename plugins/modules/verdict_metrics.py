@@ -1,8 +1,8 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: glm53.serving contributors
-# Apache License 2.0 (see LICENSE)
-"""Write the probes' verdicts where node_exporter's textfile collector reads them."""
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
 from __future__ import annotations
 
 DOCUMENTATION = r"""
@@ -10,7 +10,7 @@ module: verdict_metrics
 short_description: Write the probes' verdicts as Prometheus metrics for node_exporter's textfile collector
 version_added: 0.2.0
 description:
-  - Writes one file in the Prometheus text format from the probes role's result (its evidence): a verdict per
+  - Writes one file in the Prometheus text format from the probes role's result (its evidence), with a verdict per
     probe, the needle depths retrieved out of those asked and the tokens sent per target, the time of this run and
     of each probe's last success, and the serving release as a label.
   - The file is written to a temporary file in the same folder, then renamed over the old one, so the collector
@@ -27,7 +27,7 @@ options:
     required: true
   result:
     description:
-      - The probes role's result for this host (C(probes_result)): C(passed), C(health), C(chat), C(needle).
+      - The probes role's result for this host (C(probes_result)), with C(passed), C(health), C(chat) and C(needle).
     type: dict
     required: true
   release_link:
@@ -46,14 +46,17 @@ options:
     type: str
     default: "0644"
 author:
-  - glm53.serving contributors
+  - glm53.serving contributors (@glm53)
 attributes:
   check_mode:
-    support: full
     description: Says what it would write and writes nothing.
+    support: full
   diff_mode:
+    description: Does not return a diff.
     support: none
   platform:
+    description: Any POSIX host with Python; only the standard library is used.
+    support: full
     platforms: posix
 """
 
@@ -86,7 +89,7 @@ verdicts:
   sample: {all: 1, health: 1, chat: 1, needle: 1}
 changed:
   description: True when a verdict, the release or a needle figure differs from the previous file's (the times
-    alone do not count: they move on every run).
+    alone do not count, since they move on every run).
   returned: always
   type: bool
 """
