@@ -353,6 +353,8 @@ def make_handler(engine: Engine):
                 engine.completions += 1
                 dies = engine.die_after is not None and engine.completions >= engine.die_after
             rid = f"chatcmpl-{uuid.uuid4().hex}"
+            if dies:  # dead before the answer goes out: a client's next /health sees 503, not a race with this thread
+                engine.kill(f"(stand-in: VLLM_STANDIN_DIE_AFTER={engine.die_after} reached)")
             if body.get("stream"):
                 self._stream(rid, name, reasoning, content, finish, usage, body)
             else:
@@ -366,8 +368,6 @@ def make_handler(engine: Engine):
                                  "stop_reason": None, "token_ids": None}],
                     "service_tier": None, "system_fingerprint": None, "usage": usage,
                     "prompt_logprobs": None, "prompt_token_ids": None, "kv_transfer_params": None})
-            if dies:
-                engine.kill(f"(stand-in: VLLM_STANDIN_DIE_AFTER={engine.die_after} reached)")
 
         def _stream(self, rid, name, reasoning, content, finish, usage, body):
             self.send_response(200)
