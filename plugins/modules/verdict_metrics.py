@@ -135,8 +135,9 @@ def render(result, release, now, previous_success):
               'glm53_probe_last_run_timestamp_seconds{release="%s"} %d' % (rel, now),
               "# HELP glm53_probe_last_success_timestamp_seconds When each probe last passed (Unix time).",
               "# TYPE glm53_probe_last_success_timestamp_seconds gauge"]
-    for probe in sorted(found):
-        when = now if found[probe] else previous_success.get(probe)
+    # a probe that failed or did not run this time (chat and needle wait for health) keeps its last success
+    for probe in sorted(set(found) | set(previous_success)):
+        when = now if found.get(probe) else previous_success.get(probe)
         if when is not None:
             lines.append('glm53_probe_last_success_timestamp_seconds{probe="%s"} %d' % (probe, when))
     rows = [r for r in ((result.get("needle") or {}).get("results") or []) if isinstance(r, dict)]

@@ -60,6 +60,12 @@ def test_a_failing_probe_keeps_its_last_success_and_a_rerun_is_no_change(run_mod
     assert got[("glm53_probe_verdict", (("probe", "chat"), ("release", "")))] == 0
     assert got[("glm53_probe_last_success_timestamp_seconds", (("probe", "chat"),))] == success
     assert got[("glm53_probe_last_run_timestamp_seconds", (("release", ""),))] >= success
+    # health down: chat and the needle did not run, and still keep their last success
+    run_module(verdict_metrics, {"path": str(path), "result": {"passed": False, "health": {"ready": False},
+                                                               "chat": None, "needle": None}})
+    got = samples(path)
+    assert got[("glm53_probe_last_success_timestamp_seconds", (("probe", "needle"),))] == success
+    assert ("glm53_probe_verdict", (("probe", "needle"), ("release", ""))) not in got
 
 
 def test_labels_are_escaped(run_module, tmp_path):
