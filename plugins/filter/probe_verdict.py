@@ -15,8 +15,9 @@ description:
     unit tests all read one decision.
   - A host passes when its engine is ready and no probe that ran failed. A probe that was skipped (not enabled,
     or not reached because the engine was not ready) is left out; a not-ready engine is a failure of its own.
-  - Each failure is one line, C(health:), C(chat) or C(needle) and the probe's own summary line (or its message).
-positional: _input, chat, needle
+  - Each failure is one line, C(health:), C(chat), C(needle) or C(bench) and the probe's own summary line (or its
+    message).
+positional: _input, chat, needle, bench
 options:
   _input:
     description: The health probe's registered result.
@@ -27,6 +28,12 @@ options:
     type: dict
   needle:
     description: The needle probe's registered result (skipped or omitted when it did not run).
+    type: dict
+  bench:
+    description:
+      - The benchmark's registered result (M(glm53.serving.bench_serve); skipped or omitted when it did not run).
+        It fails the host when the benchmark could not run or a request in it failed; how fast the release is, is
+        the rollout's performance gate's to judge, not the verdict's.
     type: dict
 author:
   - glm53.serving contributors (@glm53)
@@ -73,7 +80,7 @@ def _lines(result, fallback):
     return [str(line) for line in summary] or [str(result.get("msg") or fallback)]
 
 
-def probe_verdict(health, chat=None, needle=None):
+def probe_verdict(health, chat=None, needle=None, bench=None):
     if not isinstance(health, dict):
         raise AnsibleFilterError("probe_verdict expects the health probe's registered result (a mapping)")
     failures = []
@@ -82,6 +89,12 @@ def probe_verdict(health, chat=None, needle=None):
     for name, result, fallback in (("chat", chat, "chat probe failed"), ("needle", needle, "needle test failed")):
         if _ran(result) and not result.get("passed"):
             failures.extend("%s %s" % (name, line) for line in _lines(result, fallback))
+    if _ran(bench):
+        if bench.get("failed") or not isinstance(bench.get("figures"), dict):  # failed_when: false keeps failed off
+            failures.append("bench %s" % (bench.get("msg") or "vllm bench serve failed"))
+        elif int((bench.get("figures") or {}).get("failed") or 0) > 0:
+            failures.append("bench %d of %d requests failed" % (
+                bench["figures"]["failed"], bench["figures"]["failed"] + int(bench["figures"].get("completed") or 0)))
     version = health.get("version")
     match = _COMMIT.search(version) if isinstance(version, str) else None
     return {"passed": not failures, "failures": failures, "engine_commit": match.group(1) if match else None}

@@ -209,6 +209,16 @@ def test_the_first_rollout_readmitted_every_host():
         assert re.search(r"%s\s+: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=0" % host, log), host
 
 
+def test_the_rollout_validated_each_role_once():
+    """playbooks/validate.yml checks every role's settings before the first turn; no turn validates a role again
+    (the release paths the venv role resolves in each turn are not settings to check again: 17 tasks a host)."""
+    log = open(os.path.join(EPH, "rollout1.log")).read()
+    counts = {role: log.count("TASK [glm53.serving.%s : Record that these settings were validated" % role)
+              for role in ("venv", "flashinfer", "vllm_fork", "model", "serve", "service", "preflight", "probes",
+                           "rollout")}
+    assert counts == dict.fromkeys(counts, 1), counts
+
+
 def test_a_moved_branch_was_built_as_a_new_release_beside_the_old_one(host, upgrade):
     """The pins name the fork by branch; the branch moved and upgrade.yml ran with the pins unchanged. The release
     is named by the commit the branch named when the run started: a new release directory, beside the old one,
@@ -263,3 +273,40 @@ def test_the_hosts_after_the_failed_one_are_untouched(host, second):
         assert "glm53-fleet3" not in rollout.split("PLAY RECAP")[0]
     elif name == "glm53-fleet1":
         assert pid != second["pid_before"][name], "the first host was not restarted by the second rollout"
+
+
+def _when(stamp):
+    """An Alertmanager time (RFC 3339, nanoseconds, Z) as a Unix time."""
+    stamp = re.sub(r"(\.\d{6})\d*", r"\1", stamp.replace("Z", "+00:00"))
+    return datetime.fromisoformat(stamp).timestamp()
+
+
+@pytest.fixture(scope="module")
+def silences():
+    with open(os.path.join(EPH, "silences.json")) as f:
+        return sorted(json.load(f), key=lambda s: s["startsAt"])
+
+
+def test_every_turn_of_every_rollout_was_silenced_and_the_silence_lifted(silences):
+    """Each rollout ran with rollout_alertmanager_url (Debian's Alertmanager on the controller): one silence per host
+    turn, on that host alone, made by the role, and expired when the turn ended, also for the turns that failed (the
+    broken upgrade's first host, the second restart's second host)."""
+    turns = [(s["comment"].split(" of ")[0], s["matchers"][0]["value"]) for s in silences]
+    print("silenced turns: %s" % turns)
+    assert turns == ([("restart", h) for h in HOSTS] + [("upgrade", h) for h in HOSTS]
+                     + [("rollback", HOSTS[0])] * 2 + [("upgrade", HOSTS[0])] + [("restart", h) for h in HOSTS[:2]])
+    for s in silences:
+        assert s["createdBy"] == "glm53.serving.rollout" and s["status"]["state"] == "expired", s
+        assert s["matchers"] == [{"name": "host", "value": s["matchers"][0]["value"], "isRegex": False,
+                                  "isEqual": True}], s
+
+
+def test_each_host_was_silenced_for_its_whole_down_window(silences, upgrade):
+    """The first rolling restart: each host's silence began before it stopped answering /health (before its drain)
+    and was lifted only after it answered again (after its probes and re-admission)."""
+    for s, host in zip(silences[:3], HOSTS):
+        (down, up), = down_segments(host, 0.0, upgrade["start"])
+        start, end = _when(s["startsAt"]), _when(s["endsAt"])
+        print("%s: silenced %.1f s before it went down, lifted %.1f s after it was up again" % (
+            host, down - start, end - up))
+        assert start <= down and up <= end, (host, s)

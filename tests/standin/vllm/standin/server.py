@@ -17,7 +17,10 @@ Knobs (environment):
   VLLM_STANDIN_WATCHDOG_S          how often the dead-engine watchdog looks (default 5, as vLLM)
   VLLM_STANDIN_LATENCY             extra seconds per chat completion (to hold requests in flight)
   VLLM_STANDIN_DECODE_S_PER_TOKEN  emulated decode time per generated token (default 0), so a request
-                                   with ignore_eos and a large max_tokens stays in flight (drain tests)
+                                   with ignore_eos and a large max_tokens stays in flight (drain tests); a
+                                   larger one is a slower release (the performance gate's tests)
+  VLLM_STANDIN_PREFILL_S_PER_TOKEN emulated prefill time per prompt token (default 0): the time to the first
+                                   token grows with the prompt, as a real engine's does
   VLLM_STANDIN_SHM_DIR             where shared-memory blocks go (default /dev/shm)
   VLLM_STANDIN_SHM_REQUIRED_MB     free space the "MessageQueue" needs there (default 2)
   VLLM_STANDIN_COMPUTE_CAPABILITY  the emulated GPUs' capability (default 8.9, Ada)
@@ -93,8 +96,10 @@ class Histogram:
 class Engine:
     """State shared by the request threads: the 'model', counters, death."""
 
-    def __init__(self, served_names, max_model_len, behaviour, die_after, latency, api_keys, decode_s=0.0):
+    def __init__(self, served_names, max_model_len, behaviour, die_after, latency, api_keys, decode_s=0.0,
+                 prefill_s=0.0):
         self.decode_s = decode_s
+        self.prefill_s = prefill_s  # per prompt token
         self.served_names = served_names
         self.max_model_len = max_model_len
         self.behaviour = behaviour
@@ -318,8 +323,8 @@ def make_handler(engine: Engine):
                 if body.get("ignore_eos") and n_out < max_tokens:  # vLLM's extra sampling parameter
                     content = (content or "") + " ." * (max_tokens - n_out)
                     n_out, finish = max_tokens, "length"
-                # in flight for the extra latency plus the emulated decode time; an engine death ends it
-                deadline = time.monotonic() + engine.latency + engine.decode_s * n_out
+                # in flight for the extra latency plus the emulated prefill and decode time; an engine death ends it
+                deadline = time.monotonic() + engine.latency + engine.prefill_s * prompt_len + engine.decode_s * n_out
                 while time.monotonic() < deadline and not engine.dead:
                     time.sleep(0.05)
                 if engine.dead:
@@ -531,7 +536,8 @@ def run_server(args) -> int:
 
     engine = Engine(served, mml, behaviour, int(die_after) if die_after else None,
                     float(os.environ.get("VLLM_STANDIN_LATENCY", "0") or 0), api_keys,
-                    float(os.environ.get("VLLM_STANDIN_DECODE_S_PER_TOKEN", "0") or 0))
+                    float(os.environ.get("VLLM_STANDIN_DECODE_S_PER_TOKEN", "0") or 0),
+                    float(os.environ.get("VLLM_STANDIN_PREFILL_S_PER_TOKEN", "0") or 0))
     scheme = "http"
     if args.ssl_keyfile or args.ssl_certfile:
         # As uvicorn does for vLLM's --ssl-* flags: the server's certificate chain, and client certificates

@@ -48,3 +48,14 @@ def test_no_commit_in_the_version_gives_none(version):
 def test_a_health_result_that_is_not_a_mapping_is_refused():
     with pytest.raises(AnsibleFilterError):
         probe_verdict("ready")
+
+
+def test_a_benchmark_that_failed_or_lost_requests_fails_the_host_a_slow_one_does_not():
+    ran = {"changed": False, "figures": {"output_throughput": 10.0, "completed": 64, "failed": 0}}
+    assert probe_verdict(READY, bench=ran)["passed"]  # how fast is the rollout gate's to judge
+    # failed_when: false keeps "failed" off: a result without figures is a run that failed
+    broken = {"changed": False, "failed": False, "msg": "vllm bench serve failed (exit 1) against x: boom"}
+    assert probe_verdict(READY, bench=broken)["failures"] == ["bench vllm bench serve failed (exit 1) against x: boom"]
+    lost = {"figures": {"completed": 60, "failed": 4}}
+    assert probe_verdict(READY, bench=lost)["failures"] == ["bench 4 of 64 requests failed"]
+    assert probe_verdict(READY, bench={"skipped": True})["passed"]
