@@ -27,7 +27,7 @@ options:
     type: dict
     required: true
   limits:
-    description: The largest regression allowed per figure, in percent (C({output_throughput: 10, p99_ttft_ms: 10})).
+    description: "The largest regression allowed per figure, in percent, such as C({output_throughput: 10, p99_ttft_ms: 10})."
     type: dict
     required: true
 author:

@@ -16,8 +16,8 @@ description:
   - Reads the benchmark's own JSON result (C(--save-result)), not its printed text, and returns the median over
     O(repeats) runs of each figure (throughputs, TTFT, TPOT and ITL, median and p99), the failed requests, and
     each run's figures.
-  - With O(long_input_len), one more run sends a single request of that many prompt tokens (one output token):
-    its TTFT is the prefill time at the card's context scale.
+  - With O(long_input_len), one more run sends a single request of that many prompt tokens (one output token),
+    and its TTFT is the prefill time at the card's context scale.
   - The API key goes to the benchmark through its environment (C(OPENAI_API_KEY)), never on its command line.
   - Only the Python standard library is needed besides the vLLM it runs.
 options:
@@ -151,7 +151,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import time
 
 from ansible.module_utils.basic import AnsibleModule
@@ -175,13 +174,11 @@ def bench_argv(p, input_len, output_len, num_prompts, max_concurrency, request_r
 def run_once(module, env, argv, path):
     if os.path.exists(path):
         os.unlink(path)  # never read an earlier run's result
-    try:
-        proc = subprocess.run(argv, env=dict(os.environ, **env), capture_output=True, text=True,
-                              timeout=module.params["timeout"], check=False)
-    except subprocess.TimeoutExpired:
+    # coreutils' timeout bounds the run (run_command has no limit of its own); it exits 124 when it stops it
+    rc, out, err = module.run_command(["timeout", str(module.params["timeout"])] + argv, environ_update=env)
+    if rc == 124:
         module.fail_json(msg="vllm bench serve ran past timeout (%d s) against %s" % (
-            module.params["timeout"], module.params["base_url"]))
-    rc, out, err = proc.returncode, proc.stdout, proc.stderr
+            module.params["timeout"], module.params["base_url"]), rc=rc)
     if rc != 0 or not os.path.isfile(path):
         tail = (out + "\n" + err).strip()[-3000:]
         module.fail_json(msg="vllm bench serve failed (exit %d) against %s: %s" % (rc, module.params["base_url"], tail),
