@@ -77,7 +77,7 @@ def gate(tmp_path_factory, request):
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
     t0 = time.monotonic()
     proc = subprocess.run(["ansible-playbook", "-i", str(tmp / "hosts.yml"), PLAYBOOK, "-e", json.dumps(extra)],
-                          capture_output=True, text=True, env=env, timeout=900, check=False)
+                          capture_output=True, text=True, env=env, timeout=2400, check=False)  # about 4 min idle; 15+ beside the molecule lanes
     print("two canaries through the gate: %.0f s" % (time.monotonic() - t0))
     (tmp / "play.log").write_text(proc.stdout + proc.stderr)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
