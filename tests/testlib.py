@@ -37,10 +37,20 @@ REFERENCE_FLAGS = [
 ]
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port nothing listens on, never one this process handed out before: the kernel offers a port again once
+    its probe socket closes, and stand-ins started in a loop bind theirs later, so two could get one port and the
+    second's readiness check would reach the first (a CI run saw one host probed through another's stand-in)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 # ---------------------------------------------------------------- the serve role, rendered locally
