@@ -323,10 +323,15 @@ def make_handler(engine: Engine):
                 if body.get("ignore_eos") and n_out < max_tokens:  # vLLM's extra sampling parameter
                     content = (content or "") + " ." * (max_tokens - n_out)
                     n_out, finish = max_tokens, "length"
-                # in flight for the extra latency plus the emulated prefill and decode time; an engine death ends it
-                deadline = time.monotonic() + engine.latency + engine.prefill_s * prompt_len + engine.decode_s * n_out
-                while time.monotonic() < deadline and not engine.dead:
-                    time.sleep(0.05)
+                # in flight for the extra latency plus the emulated prefill and decode time, counted from the
+                # request's arrival (as an engine's clock runs from then: the stand-in's own parsing and a loaded
+                # machine's scheduling are inside it, not added to it); an engine death ends it
+                deadline = t0 + engine.latency + engine.prefill_s * prompt_len + engine.decode_s * n_out
+                while not engine.dead:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    time.sleep(min(0.05, left))
                 if engine.dead:
                     raise ApiError(500, "EngineCore encountered an issue. See stack trace (above) for the root "
                                    "cause.", "InternalServerError")
