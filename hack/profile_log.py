@@ -25,11 +25,13 @@ PLAY_RE = re.compile(r"^PLAY \[(?P<p>.*)\] \*+$")
 PASSED_RE = re.compile(r"::\S+ PASSED\b|\bPASSED\s*$")
 FAILED_RE = re.compile(r"::\S+ FAILED\b")
 ASSERT_RE = re.compile(r"All assertions passed")
+FATAL_RE = re.compile(r"^(fatal|failed): \[|^CRITICAL |^ERROR: |::\S+ FAILED\b|^E\s{3}")
 
 
 def tee(out_path, scenario):
     rows, action, a_t0, play, p_t0 = [], None, None, None, None
     counts = {"testinfra_passed": 0, "testinfra_failed": 0, "asserts_passed": 0}
+    fatals = []  # (action, play, line): what failed, for the summary (CI keeps only the log's tail)
 
     def close_play(now):
         if play is not None:
@@ -60,6 +62,10 @@ def tee(out_path, scenario):
             counts["testinfra_failed"] += 1
         if ASSERT_RE.search(line):
             counts["asserts_passed"] += 1
+        if line.startswith("...ignoring") and fatals:
+            fatals.pop()  # an expected failure (ignore_errors), not a cause
+        elif FATAL_RE.search(line):
+            fatals.append((action or "-", play or "-", line.strip()[:600]))
     now = time.time()
     close_play(now)
     if action is not None:
@@ -69,6 +75,8 @@ def tee(out_path, scenario):
             f.write("%s\t%s\t%s\t%s\t%.1f\n" % (kind, s, a, p.replace("\t", " "), secs))
         for k, v in counts.items():
             f.write("count\t%s\t%s\t\t%d\n" % (scenario, k, v))
+        for a, p, text in fatals[-12:]:
+            f.write("fatal\t%s\t%s\t%s\t%s\n" % (scenario, a, p.replace("\t", " "), text.replace("\t", " ")))
 
 
 def _read(path):
@@ -158,6 +166,14 @@ def table(folder):
     print("\nslowest plays")
     for _k, s, a, p, secs in plays:
         print("%8.0f s  %-8s %-12s %s" % (float(secs), s, a, p[:80]))
+    failed = {r[0].split(":", 1)[1] for r in stages if r[0].startswith("molecule:") and r[2] != "0"}
+    for s in sorted(failed):
+        lines = [r for r in rows if r[0] == "fatal" and r[1] == s]
+        print("\nmolecule %s failed; its last failure lines (expected ones, ignore_errors, left out):" % s)
+        for _k, _s, a, p, text in lines[-6:]:
+            print("  [%s] %s\n    %s" % (a, p[:100], text))
+        if not lines:
+            print("  (none recorded: a time-out or molecule itself; see its log)")
 
 
 def main(argv):

@@ -33,3 +33,25 @@ def test_no_failures_no_list(tmp_path):
     out = subprocess.run([sys.executable, SCRIPT, "table", str(tmp_path)], capture_output=True, text=True,
                          check=True).stdout
     assert "failed tests" not in out and "pytest: 1 tests, 0 failed or errored" in out
+
+
+MOLECULE_LOG = """INFO     [s > converge] Executing
+PLAY [Bring it up] *************************************************************
+TASK [expected to fail] ***
+fatal: [h1]: FAILED! => {"msg": "an expected failure"}
+...ignoring
+TASK [the real one] ***
+fatal: [h1]: FAILED! => {"msg": "readiness wait: the engine did not answer in 900 s"}
+INFO     [s > converge] Executed: Failed
+"""
+
+
+def test_a_failed_scenario_names_its_failure_lines_in_the_summary(tmp_path):
+    subprocess.run([sys.executable, SCRIPT, "tee", str(tmp_path / "molecule-s.tsv"), "s"], input=MOLECULE_LOG,
+                   capture_output=True, text=True, check=True)
+    (tmp_path / "stages.tsv").write_text("molecule:s\t10\t2\tmolecule1\t0\nmolecule:ok\t5\t0\tmolecule2\t0\n")
+    out = subprocess.run([sys.executable, SCRIPT, "table", str(tmp_path)], capture_output=True, text=True,
+                         check=True).stdout
+    tail = out.split("molecule s failed; its last failure lines")[1]
+    assert "[converge] Bring it up" in tail and "did not answer in 900 s" in tail
+    assert "an expected failure" not in tail and "molecule ok failed" not in out
