@@ -42,8 +42,8 @@ _HANDED_OUT: set[int] = set()
 
 def free_port() -> int:
     """A port nothing listens on, never one this process handed out before: the kernel offers a port again once
-    its probe socket closes, and stand-ins started in a loop bind theirs later, so two could get one port and the
-    second's readiness check would reach the first (a CI run saw one host probed through another's stand-in)."""
+    its probe socket closes, and a stand-in binds its port later, so two objects made before either starts could
+    otherwise get one port."""
     while True:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
