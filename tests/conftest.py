@@ -65,3 +65,25 @@ def standin_factory(tmp_path):
 @pytest.fixture
 def standin(standin_factory):
     return standin_factory().start().wait_ready()
+
+
+# Tests marked `figures` print measurements (a benchmark's figures, each dashboard query's series). pytest keeps a
+# passing test's output to itself, and xdist's workers print nothing, so their captured output is repeated at the end
+# of the run, where `make test`'s log shows it.
+def pytest_configure(config):
+    config.addinivalue_line("markers", "figures: print the test's captured output in the run's summary")
+
+
+def pytest_terminal_summary(terminalreporter):
+    shown = []
+    for reports in terminalreporter.stats.values():  # a passing setup's report is filed under ""
+        for report in reports:
+            if "figures" not in getattr(report, "keywords", {}) or getattr(report, "when", None) not in ("setup", "call"):
+                continue
+            text = "".join(content for name, content in report.sections
+                           if name == "Captured stdout %s" % report.when)
+            if text.strip():
+                shown.append("%s (%s, %s)\n%s" % (report.nodeid, report.when, report.outcome, text.rstrip()))
+    if shown:
+        terminalreporter.write_sep("=", "figures")
+        terminalreporter.write_line("\n\n".join(shown))

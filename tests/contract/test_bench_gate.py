@@ -93,6 +93,7 @@ def figures(tmp, host):
     return json.loads((tmp / "report" / (host + ".json")).read_text())["bench"]
 
 
+@pytest.mark.figures
 def test_a_release_25_percent_slower_is_refused_with_its_figures(gate):
     verdicts, tmp = gate
     slow = verdicts["canary-slow"]
@@ -106,6 +107,7 @@ def test_a_release_25_percent_slower_is_refused_with_its_figures(gate):
     assert (new - old) / old * 100 < -15  # 25 % slower by construction; the stand-in adds its own queueing on top
 
 
+@pytest.mark.figures
 def test_an_equally_fast_release_passes(gate):
     verdicts, tmp = gate
     same = verdicts["canary-same"]
@@ -115,6 +117,7 @@ def test_an_equally_fast_release_passes(gate):
     assert same["passed"], same
 
 
+@pytest.mark.figures
 def test_the_evidence_holds_both_releases_figures_and_the_long_request(gate):
     _verdicts, tmp = gate
     for host in ("canary-slow", "canary-same"):

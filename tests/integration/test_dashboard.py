@@ -146,6 +146,7 @@ def test_the_role_provisions_the_dashboard_file(prometheus):
         assert (tmp / "grafana" / "glm53-fleet-dashboard.json").read_text() == f.read()
 
 
+@pytest.mark.figures
 def test_every_panel_query_returns_data_on_a_real_prometheus(prometheus):
     url, _tmp = prometheus
     pending = dict(((title, expr), 0) for title, expr in panel_queries())
