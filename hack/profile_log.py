@@ -25,7 +25,8 @@ PLAY_RE = re.compile(r"^PLAY \[(?P<p>.*)\] \*+$")
 PASSED_RE = re.compile(r"::\S+ PASSED\b|\bPASSED\s*$")
 FAILED_RE = re.compile(r"::\S+ FAILED\b")
 ASSERT_RE = re.compile(r"All assertions passed")
-FATAL_RE = re.compile(r"^(fatal|failed): \[|^CRITICAL |^ERROR: |::\S+ FAILED\b|^E\s{3}")
+FATAL_RE = re.compile(r"^(fatal|failed): \[|^CRITICAL |^ERROR: |^E\s{3}")  # with FAILED_RE: a failure line
+FATAL_KEPT = 6  # the last failure lines of a failed scenario, in the summary
 
 
 def tee(out_path, scenario):
@@ -64,7 +65,7 @@ def tee(out_path, scenario):
             counts["asserts_passed"] += 1
         if line.startswith("...ignoring") and fatals:
             fatals.pop()  # an expected failure (ignore_errors), not a cause
-        elif FATAL_RE.search(line):
+        elif FATAL_RE.search(line) or FAILED_RE.search(line):
             fatals.append((action or "-", play or "-", line.strip()[:600]))
     now = time.time()
     close_play(now)
@@ -75,7 +76,7 @@ def tee(out_path, scenario):
             f.write("%s\t%s\t%s\t%s\t%.1f\n" % (kind, s, a, p.replace("\t", " "), secs))
         for k, v in counts.items():
             f.write("count\t%s\t%s\t\t%d\n" % (scenario, k, v))
-        for a, p, text in fatals[-12:]:
+        for a, p, text in fatals[-FATAL_KEPT:]:
             f.write("fatal\t%s\t%s\t%s\t%s\n" % (scenario, a, p.replace("\t", " "), text.replace("\t", " ")))
 
 
@@ -170,7 +171,7 @@ def table(folder):
     for s in sorted(failed):
         lines = [r for r in rows if r[0] == "fatal" and r[1] == s]
         print("\nmolecule %s failed; its last failure lines (expected ones, ignore_errors, left out):" % s)
-        for _k, _s, a, p, text in lines[-6:]:
+        for _k, _s, a, p, text in lines:
             print("  [%s] %s\n    %s" % (a, p[:100], text))
         if not lines:
             print("  (none recorded: a time-out or molecule itself; see its log)")
