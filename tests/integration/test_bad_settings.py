@@ -152,6 +152,14 @@ SITE = {
     "probes-relative-report": ({"probes_report_dir": "report"}, ["probes_report_dir=\"report\""]),
     "output-dir-relative": ({"glm53_output_dir": "out"}, ["glm53_output_dir=\"out\""]),
     "probes-needle-max-10": ({"probes_needle_max_tokens": 10}, ["probes_needle_max_tokens=10"]),
+    # the benchmark's settings are checked with it off too (a rollout turns it on after the drain, too late to refuse)
+    "probes-bench-long-above-context": ({"probes_bench_long_input_len": 600000},
+                                        ["probes_bench_long_input_len=600000", "0 to 524288"]),
+    "probes-bench-repeats-0": ({"probes_bench_repeats": 0}, ["probes_bench_repeats=0"]),
+    "probes-bench-rate-0": ({"probes_bench_request_rate": "0"}, ["probes_bench_request_rate=\"0\""]),
+    "probes-bench-fit-context": ({"probes_bench_input_len": 524200}, ["probes_bench_input_len + probes_bench_output_len"]),
+    "probes-bench-label-path": ({"probes_bench_label": "../rel"}, ["probes_bench_label=\"../rel\""]),
+    "probes-bench-relative-dir": ({"probes_bench_dir": "bench"}, ["probes_bench_dir=\"bench\""]),
     # vllm_fork
     "fork-min-head": ({"vllm_fork_minimum_commit": "HEAD"}, ["vllm_fork_minimum_commit=\"HEAD\" is not a commit"]),
     "fork-min-branch": ({"vllm_fork_minimum_commit": "sm89-longctx-fix-v2"}, ["vllm_fork_minimum_commit=\"sm89-longctx-fix-v2\""]),
@@ -445,6 +453,8 @@ def run(tmp_path_factory, playbook, cases, good):
         hosts["good-cli-numbers"] = cli_numbers(SITE_ROLES)
         hosts["good-odd-values"] = with_pki(GOOD_ODD, pki)
         hosts.update(GOOD_SPLIT)
+        # a context below the card's: the benchmark's long request follows it, and the needle targets fit it
+        hosts["good-short-context"] = {"serve_max_model_len": 131072, "probes_needle_targets": [120000]}
         # passes validation; its own play (the last) stops at the missing promtool before any write
         monitoring["good-monitoring"] = dict(cli_numbers(["monitoring"]), monitoring_require_promtool=True,
                                              monitoring_promtool=str(scratch / "no-promtool"),
@@ -503,7 +513,8 @@ def test_nothing_was_written_and_only_the_good_host_went_on(site, rollout):
     proc, failures, _scratch, _pki = site
     # the good base passed every role's validation and stopped at preflight's read of the GPUs; so did the good
     # base with every boolean given as a command-line string
-    for good in ("good-base", "good-cli-strings", "good-cli-numbers", "good-odd-values") + tuple(GOOD_SPLIT):
+    for good in ("good-base", "good-cli-strings", "good-cli-numbers", "good-odd-values",
+                 "good-short-context") + tuple(GOOD_SPLIT):
         assert "nvidia-smi" in _message(failures[good]), _message(failures[good])
     assert len(cli_numbers(SITE_ROLES)) >= 25
     # the monitoring host's settings were checked in the validation play, and the good one passed them
