@@ -1,5 +1,5 @@
 # glm53.serving: the two commands from the README, and their parts.
-.PHONY: test demo demo-clean lint sanity docs pytest contract molecule verdicts lock release help
+.PHONY: test demo demo-clean lint sanity shipped pytest contract molecule verdicts lock release help
 
 help:
 	@echo "make demo        converge site.yml onto a local systemd container with the stand-in engine"
@@ -10,7 +10,7 @@ help:
 	@echo "make pytest      pytest: unit tests and the role tests run by ansible-playbook on this machine"
 	@echo "make contract    the serve role and vllm_serve_args against the real vLLM 0.28.0 (CPU)"
 	@echo "make molecule    every molecule scenario (SCENARIOS=\"default tmux\" or SCENARIO=fleet for some)"
-	@echo "make docs        antsibull-docs lint (0 errors) and the docs site (antsibull-docs sphinx-init, sphinx) in build/docsite"
+	@echo "make shipped     the tarball as users and Galaxy meet it: antsibull-docs lint, ansible-lint, galaxy-importer, docs site"
 	@echo "make release VERSION=x.y.z  changelog (antsibull-changelog), version in galaxy.yml, commit and annotated tag"
 	@echo "make lock        re-resolve the tool venv's ranges into hack/constraints.txt (then review and make test)"
 	@echo "make verdicts    the probe verdict corpus as a table (0 false passes, 0 false failures)"
@@ -42,8 +42,8 @@ molecule:
 verdicts:
 	STAGES=verdicts bash hack/test.sh
 
-docs:
-	STAGES=docs bash hack/test.sh
+shipped:
+	STAGES=shipped bash hack/test.sh
 
 release:
 	bash -c '. hack/lib.sh && ensure_venv >&2 && PATH="$$VENV/bin:$$PATH" bash hack/release.sh "$(VERSION)"'

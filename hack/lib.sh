@@ -28,6 +28,13 @@ TOOL_PINS=(
   'antsibull-changelog>=0.30,<1'  # lints the changelog fragments and cuts releases
   'grafana-foundation-sdk'  # hack/gen_dashboard.py builds the monitoring role's dashboard with it
 )
+# The shipping checks' own venv (the `shipped` stage): the docs site's toolchain needs docutils < 0.23, which the
+# tool venv's lock is past, and galaxy-importer brings its own ansible-lint range. hack/constraints-ship.txt locks it.
+SHIP_PINS=(
+  "$CORE_PIN" 'antsibull-docs>=2.28,<3' 'sphinx>=8' 'sphinx-ansible-theme>=0.10' 'ansible-pygments'
+  'galaxy-importer>=0.4.44,<0.5'
+)
+SHIP_VENV=$WORK/ship-venv
 # Packages inside the systemd test images. Changing this list changes the image tag.
 IMAGE_PACKAGES=python3,python3-venv,systemd,systemd-sysv,dbus,sudo,tmux,procps,psmisc,iproute2,ca-certificates,git,curl
 IMAGE_TAG=$(printf '%s' "$IMAGE_PACKAGES" | sha1sum | cut -c1-10)
@@ -90,6 +97,19 @@ ensure_venv() {
   # The stand-in engine's own tests run on the controller too.
   pip install -q --no-deps --no-build-isolation -e "$REPO/tests/standin" 2>/dev/null \
     || pip install -q -e "$REPO/tests/standin"
+}
+
+ensure_ship_venv() {
+  local want stamp=$SHIP_VENV/.glm53-pins py
+  want=$( (printf '%s\n' "${SHIP_PINS[@]}"; cat "$REPO/hack/constraints-ship.txt") | sha1sum | cut -c1-10)
+  [ -x "$SHIP_VENV/bin/antsibull-docs" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return 0
+  step "ship venv: antsibull-docs, sphinx, galaxy-importer"
+  py=$(find_python 12 99) || { echo "no Python >= 3.12 found" >&2; return 1; }
+  rm -rf "$SHIP_VENV" && "$py" -m venv "$SHIP_VENV" || return 1
+  "$SHIP_VENV/bin/pip" install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location'
+  "$SHIP_VENV/bin/pip" install -q -c "$REPO/hack/constraints-ship.txt" "${SHIP_PINS[@]}" 2>&1 | grep -v '^WARNING: Location'
+  [ "${PIPESTATUS[0]}" -eq 0 ] || return 1
+  echo "$want" >"$stamp"
 }
 
 # The real vLLM 0.28.0 for tests/contract: a Python 3.11 venv (the CPU torch 2.13.0 wheel on these machines

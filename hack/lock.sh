@@ -18,6 +18,17 @@ rm -rf "$tmp" && "$py" -m venv "$tmp"
 } >"$out"
 rm -rf "$tmp"
 echo "wrote $out ($(grep -c '==' "$out") pins)"
+ship=$REPO/hack/constraints-ship.txt
+rm -rf "$tmp" && "$py" -m venv "$tmp"
+"$tmp/bin/pip" install -q --upgrade pip
+"$tmp/bin/pip" install -q "${SHIP_PINS[@]}"
+{
+  echo "# Resolved by 'make lock' (hack/lock.sh) on $(date -u +%Y-%m-%d) from SHIP_PINS in hack/lib.sh; ensure_ship_venv installs"
+  echo "# the shipping checks' venv with -c this file. Do not edit by hand."
+  "$tmp/bin/pip" freeze --exclude-editable | LC_ALL=C sort -f
+} >"$ship"
+rm -rf "$tmp"
+echo "wrote $ship ($(grep -c '==' "$ship") pins)"
 req=$REPO/tests/contract/requirements-vllm-0.28.0.txt
 py=$(find_python 11 11) || { echo "no Python 3.11: contract lock not checked" >&2; exit 0; }
 "$py" -m venv "$tmp"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # `make test`: everything, on a fresh machine of this kind. Installs what it needs.
-#   host lane:      yamllint and shellcheck -> ansible-lint (production) -> ansible-test sanity -> pytest -> contract
+#   host lane:      yamllint and shellcheck -> ansible-lint (production) -> ansible-test sanity -> shipped (docs lint,
+#                   docs site, ansible-lint and galaxy-importer on the tarball) -> pytest -> contract
 #                   (real vLLM 0.28.0's parser, cached venv)
 #   molecule lanes: the molecule scenarios, dealt into MOLECULE_LANES, beside the host lane
 # Each stage runs even if an earlier one failed; the last lines are the time profile and the count of stages.
-# Knobs: STAGES="yamllint ansible-lint sanity pytest contract molecule" (subset), SCENARIOS="default ..."
+# Knobs: STAGES="yamllint ansible-lint sanity shipped pytest contract molecule" (subset), SCENARIOS="default ..."
 # (default: every molecule/*/molecule.yml), LANES (3; 1 runs everything in turn), MOLECULE_LANES, and those of
 # hack/lib.sh.
 set -uo pipefail
@@ -13,7 +14,7 @@ T0=$(date +%s)
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO" || exit 1
 
-STAGES=${STAGES:-yamllint ansible-lint sanity pytest contract molecule}
+STAGES=${STAGES:-yamllint ansible-lint sanity shipped pytest contract molecule}
 # Lanes run side by side: the host lane (lint, sanity, pytest, contract, in STAGES order) and the molecule lanes,
 # each a list of scenarios run in turn. A molecule scenario keeps about one core busy at its peak and much less while
 # engines load and drain, so on two cores three lanes finish in about the time of the longest; LANES=1 runs every
@@ -72,6 +73,8 @@ stage_sanity() {
   ansible-galaxy collection build --output-path "$WORK/tarball" . >/dev/null || return 1
   tarball=$(ls "$WORK"/tarball/glm53-serving-*.tar.gz)
   ansible-galaxy collection install --offline --force -p "$ac" "$tarball" >/dev/null || return 1
+  # The ignore file stays out of the tarball (galaxy.yml says why); sanity reads it from the checkout.
+  mkdir -p "$dest/tests/sanity" && cp tests/sanity/ignore-*.txt "$dest/tests/sanity/"
   echo "sanity on $(basename "$tarball") installed at $dest ($(find "$dest" -type f | wc -l) files)"
   if [ ! -x "$svenv/bin/ansible-test" ]; then
     py=$(find_python 12 99) || return 1
@@ -88,6 +91,54 @@ stage_ansible_lint() {
   local root=$WORK/lint-collections
   mkdir -p "$root/ansible_collections/glm53" && ln -sfn "$REPO" "$root/ansible_collections/glm53/serving"
   ANSIBLE_COLLECTIONS_PATH="$root:$ANSIBLE_COLLECTIONS_PATH" ansible-lint --profile production
+}
+
+# What ships, checked as a user and Galaxy meet it: the tarball installed into a fresh path, then
+#   antsibull-docs lint-collection-docs (0 errors), ansible-lint --profile production in the installed copy (0),
+#   galaxy-importer on the tarball (0 warnings; its ansible-test run is off: the sanity stage runs that), and the
+#   docs site (antsibull-docs sphinx-init + sphinx-build), whose serve role page must hold its options table.
+# The site is built offline: docs.ansible.com's intersphinx inventories cannot be fetched, so its two labels that
+# every generated site cites (common_return_values, ansible_configuration_settings) are the only warnings let
+# through, each counted; any other warning fails the stage.
+OFFLINE_SPHINX=(-e 'failed to reach any of the inventories' -e "undefined label: 'common_return_values'"
+  -e "undefined label: 'ansible_configuration_settings'")
+stage_shipped() {
+  local out=$WORK/shipped ac dest tarball n site=$REPO/build/docsite bad
+  ensure_ship_venv || return 1
+  rm -rf "$out" && mkdir -p "$out/dist" "$out/ac"
+  ac=$out/ac dest=$out/ac/ansible_collections/glm53/serving
+  ansible-galaxy collection build --output-path "$out/dist" . >/dev/null || return 1
+  tarball=$(ls "$out"/dist/glm53-serving-*.tar.gz)
+  ansible-galaxy collection install --offline --force -p "$ac" "$tarball" >/dev/null || return 1
+  echo "== antsibull-docs lint-collection-docs on the installed $(basename "$tarball")"
+  (cd "$dest" && PATH="$SHIP_VENV/bin:$PATH" ANSIBLE_COLLECTIONS_PATH="$ac" \
+    antsibull-docs lint-collection-docs --plugin-docs --validate-collection-refs all .) || return 1
+  echo "antsibull-docs lint: 0 errors"
+  echo "== ansible-lint --profile production in the installed copy (its shipped .ansible-lint)"
+  (cd "$dest" && ANSIBLE_COLLECTIONS_PATH="$ac:$ANSIBLE_COLLECTIONS_PATH" ansible-lint --profile production --offline \
+    --nocolor) || return 1
+  echo "== galaxy-importer $(basename "$tarball")"
+  printf '[galaxy-importer]\nRUN_ANSIBLE_TEST = False\nRUN_ANSIBLE_LINT = True\nOFFLINE_ANSIBLE_LINT = True\n' \
+    >"$out/galaxy-importer.cfg"
+  (cd "$out" && GALAXY_IMPORTER_CONFIG=$out/galaxy-importer.cfg PATH="$SHIP_VENV/bin:$PATH" \
+    python3 -m galaxy_importer.main "$tarball" >"$out/importer.log" 2>&1) || { cat "$out/importer.log"; return 1; }
+  n=$(grep -cE '^(WARNING|ERROR)' "$out/importer.log")
+  grep -E '^(WARNING|ERROR)' "$out/importer.log"
+  echo "galaxy-importer: $n warnings or errors ($(grep -c . "$out/importer.log") lines of log)"
+  [ "$n" -eq 0 ] || return 1
+  echo "== docs site: antsibull-docs sphinx-init, sphinx-build into build/docsite"
+  rm -rf "$site" && mkdir -p "$site"
+  PATH="$SHIP_VENV/bin:$PATH" ANSIBLE_COLLECTIONS_PATH="$ac" antsibull-docs sphinx-init --use-current \
+    --dest-dir "$site" glm53.serving >/dev/null || return 1
+  # build.sh's sphinx-build, less -W: its warnings are judged below (the offline ones let through)
+  sed -i 's/ -W --keep-going$/ --keep-going -w build-warnings.log/' "$site/build.sh"
+  (PATH="$SHIP_VENV/bin:$PATH" ANSIBLE_COLLECTIONS_PATH="$ac" bash "$site/build.sh" >"$out/sphinx.log" 2>&1) \
+    || { tail -30 "$out/sphinx.log"; return 1; }
+  bad=$(grep 'WARNING' "$site/build-warnings.log" | grep -v "${OFFLINE_SPHINX[@]}")
+  echo "sphinx: $(grep -c 'WARNING' "$site/build-warnings.log") warnings, $(grep -c "${OFFLINE_SPHINX[@]}" \
+    "$site/build-warnings.log") of them offline intersphinx ones (docs.ansible.com is not reachable here)"
+  [ -z "$bad" ] || { echo "$bad"; return 1; }
+  python3 hack/check_docsite.py "$site/build/html" || return 1
 }
 
 stage_contract() {
@@ -111,6 +162,7 @@ host_lane() {
                 run_stage changelog antsibull-changelog lint ;;
       ansible-lint) run_stage ansible-lint stage_ansible_lint ;;
       sanity) run_stage sanity stage_sanity ;;
+      shipped) run_stage shipped stage_shipped ;;
       # --dist loadfile: a module's tests on one worker, so a module fixture (the bad-settings table's runs, the
       # verdict classes' engines) is built once, not once per worker. Not loadgroup: under pytest 9 xdist 3.8's
       # group suffix (item._nodeid) is lost, and every module fixture ran on both workers (394 s of setup twice).

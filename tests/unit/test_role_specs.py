@@ -130,3 +130,10 @@ def test_no_role_reaches_out_of_its_folder():
         if os.path.islink(link):
             target = os.path.realpath(link)
             assert target.startswith(os.path.realpath(REPO) + os.sep) and os.path.isfile(target), link
+
+
+def test_role_names():
+    """ansible-lint's role-name rule, skipped in .ansible-lint for the internal roles' leading underscore only."""
+    for role in os.listdir(os.path.join(REPO, "roles")):
+        assert re.match(r"^_?[a-z][a-z0-9_]*\Z", role), "role name %r" % role
+        assert not role.startswith("_") or role in INTERNAL + ["_defaults"], role
