@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 import re
 
+import jinja2
+import jinja2.nodes
 import pytest
 import yaml
 
@@ -26,9 +28,30 @@ def _defaults(role):
     return out
 
 
-def _unescape_v(text):
-    """The value inside antsibull markup's V(...): a backslash escapes the next character."""
-    return re.sub(r"\\(.)", r"\1", text)
+def _referenced(expr):
+    """The variables a Jinja expression reads (not lookup and friends)."""
+    return {n.name for n in jinja2.Environment().parse(expr).find_all(jinja2.nodes.Name)} - {"lookup", "query", "omit"}
+
+
+def _texts(node):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "default":
+                continue  # a list or mapping default may hold a template (antsibull-docs takes those)
+            yield from _texts(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _texts(value)
+    elif isinstance(node, str):
+        yield node
+
+
+@pytest.mark.parametrize("role", ROLES + INTERNAL)
+def test_no_template_outside_defaults(role):
+    """Ansible templates a role's argument spec (descriptions included) when it validates an entry point: a
+    description with a template breaks the validation, or worse, is evaluated."""
+    for text in _texts(_load(role, "meta", "argument_specs.yml")):
+        assert "{{" not in text and "{%" not in text, text
 
 
 def test_there_are_roles():
@@ -44,11 +67,12 @@ def test_defaults_match_argument_specs(role):
         assert name.startswith(role + "_"), f"{name} lacks the {role}_ prefix"
         assert spec.get("description"), f"{name} has no description"
         if isinstance(defaults[name], str) and "{{" in defaults[name] and not spec.get("no_log"):
-            # a derived default: no template where a type is declared (antsibull-docs refuses the spec), but the
-            # description says it as V(...), kept equal to defaults/main.yml
+            # a derived default: no template where a type is declared (antsibull-docs refuses the spec); the
+            # description names what it is derived from, every variable of the expression in defaults/main.yml
             assert "default" not in spec, f"{name}: a templated default in the spec; say it in the description"
-            said = [_unescape_v(m) for d in spec["description"] for m in re.findall(r"^Default: V\((.*)\), derived", d)]
-            assert said == [defaults[name]], f"{name}: the description's default {said!r} != {defaults[name]!r}"
+            said = [d for d in spec["description"] if d.startswith("Default: ")]
+            assert len(said) == 1, f"{name}: no 'Default: ...' line in its description"
+            assert set(re.findall(r"C\(([a-z_0-9]+)\)", said[0])) == _referenced(defaults[name]), name
         elif "default" in spec:
             assert spec["default"] == defaults[name], f"{name}: spec default {spec['default']!r} != {defaults[name]!r}"
         elif spec.get("no_log") and "{{" in str(defaults[name]):
