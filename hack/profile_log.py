@@ -155,7 +155,7 @@ def table(folder):
     if not rows:
         return
     scenarios = sorted({r[1] for r in rows}, key=lambda s: -sum(float(r[4]) for r in rows if r[1] == s and r[0] == "action"))
-    actions = ["destroy", "create", "prepare", "converge", "idempotence", "side_effect", "verify"]
+    actions = ["destroy", "create", "prepare", "converge", "idempotence", "side_effect", "verify", "cleanup"]
     print("\nmolecule, per scenario and action (seconds; destroy counts both)")
     print("%-11s" % "scenario" + "".join("%12s" % a for a in actions) + "%10s %9s %9s" % ("total", "testinfra", "asserts"))
     for s in scenarios:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -51,7 +52,8 @@ def test_the_repository_agrees_on_its_version():
     with open(os.path.join(REPO, "roles", "probes", "vars", "main.yml")) as fh:
         assert yaml.safe_load(fh)["__probes_collection_version"] == last
     with open(os.path.join(REPO, "README.md")) as fh:
-        assert "      version: %s\n" % last in fh.read(), "the README's requirements.yml pins another version"
+        pins = re.findall(r"^      version: (\S+)", fh.read(), re.M)
+    assert pins == [last], "the README's requirements.yml pins %s" % pins
 
 
 @pytest.mark.parametrize("version, said", [
@@ -89,6 +91,8 @@ def test_a_release_and_its_git_install(clone, tmp_path):
     assert last == "9.9.9" and releases["9.9.9"]["release_date"] == "2026-12-03"
     assert sorted(releases["9.9.9"].get("fragments", [])) == sorted(fragments)
     assert galaxy_version(clone) == "9.9.9"
+    with open(os.path.join(clone, "README.md")) as fh:
+        assert re.findall(r"^      version: (\S+)", fh.read(), re.M) == ["9.9.9"], "the README's git pin"
     with open(os.path.join(clone, "CHANGELOG.rst")) as fh:
         assert "v9.9.9" in fh.read()
     assert git(clone, "cat-file", "-t", "9.9.9") == "tag", "not an annotated tag"
