@@ -48,6 +48,9 @@ def base(tmp):
         "probes_evidence_dir": t + "/evidence", "probes_report_dir": t + "/report",
         "preflight_evidence_dir": t + "/evidence", "preflight_nvidia_smi": t + "/no-nvidia-smi",
         "preflight_disk_requirements": [{"path": t + "/opt", "min_free_gib": 1}],
+        # the good hosts pass validation and write the host's ledger (this machine's) before preflight stops them:
+        # beside the scratch folder, which must stay empty
+        "__glm53_ledger_file": os.path.dirname(t) + "/ledger.json",
     }
 
 

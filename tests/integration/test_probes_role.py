@@ -39,7 +39,8 @@ def report(tmp_path_factory, request):
     (tmp / "textfile-bad").mkdir()
     extra = {"ansible_python_interpreter": sys.executable, "probes_service_manager": "none",
              "probes_needle_targets": [60000], "probes_needle_depths": [10, 50, 90],
-             "probes_report_dir": str(tmp / "report")}
+             "probes_report_dir": str(tmp / "report"),
+             "__glm53_ledger_file": str(tmp / "ledger.json")}  # the host's ledger, here this machine's: kept in tmp
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
     proc = subprocess.run(["ansible-playbook", "-i", str(inventory), PLAYBOOK, "-e", json.dumps(extra)],
                           capture_output=True, text=True, env=env, timeout=600, check=False)

@@ -71,7 +71,8 @@ def run(tmp_path_factory, request):
         "hosts": hosts, "vars": {"ansible_connection": "local", "probes_needle_targets": [12000]}}}}}))
     extra = {"ansible_python_interpreter": sys.executable, "probes_service_manager": "none",
              "probes_needle_depths": [10, 90],
-             "probes_report_dir": str(tmp / "report")}
+             "probes_report_dir": str(tmp / "report"),
+             "__glm53_ledger_file": str(tmp / "ledger.json")}  # the host's ledger, here this machine's: kept in tmp
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1",
            "ANSIBLE_FORKS": "8"}
     proc = subprocess.run(["ansible-playbook", "-i", str(inventory), VERIFY, "-e", json.dumps(extra)],

@@ -1,0 +1,64 @@
+"""glm53.serving.install_ledger: records only what does not exist yet (the topmost missing folder of each path, the
+users and groups not on the machine), adds and never drops, reads without change, and removes the ledger file."""
+from __future__ import annotations
+
+import getpass
+import grp
+import json
+import os
+
+from ansible_collections.glm53.serving.plugins.modules import install_ledger
+
+
+def test_records_the_topmost_missing_folders_and_absent_accounts(run_module, tmp_path):
+    ledger = tmp_path / "state" / "ledger.json"
+    (tmp_path / "exists").mkdir()
+    me, my_group = getpass.getuser(), grp.getgrgid(os.getgid()).gr_name
+    args = {"path": str(ledger), "paths": [str(tmp_path / "opt" / "glm53" / "releases"), str(tmp_path / "exists"),
+                                           str(tmp_path / "exists" / "new" / "deeper")],
+            "users": [me, "glm53-no-such-user"], "groups": [my_group, "glm53-no-such-group"]}
+    preview = run_module(install_ledger, args, check_mode=True)
+    assert preview["changed"] and not ledger.exists(), "check mode wrote the ledger"
+    first = run_module(install_ledger, args)
+    assert first["changed"]
+    # the ledger's own folder first, then each path's topmost missing folder; what exists is never recorded
+    assert first["added"]["paths"] == [str(tmp_path / "state"), str(tmp_path / "opt"), str(tmp_path / "exists" / "new")]
+    assert first["added"]["users"] == ["glm53-no-such-user"] and first["added"]["groups"] == ["glm53-no-such-group"]
+    assert json.loads(ledger.read_text()) == first["ledger"]
+    assert oct(ledger.stat().st_mode & 0o777) == "0o644"
+    again = run_module(install_ledger, args)
+    assert not again["changed"] and again["ledger"] == first["ledger"]
+
+
+def test_a_later_run_adds_and_never_drops(run_module, tmp_path):
+    ledger = tmp_path / "ledger.json"
+    run_module(install_ledger, {"path": str(ledger), "paths": [str(tmp_path / "a" / "b")]})
+    (tmp_path / "a" / "b").mkdir(parents=True)  # site.yml made it
+    later = run_module(install_ledger, {"path": str(ledger), "paths": [str(tmp_path / "a" / "b"), str(tmp_path / "c")]})
+    assert later["changed"] and later["ledger"]["paths"] == [str(tmp_path / "a"), str(tmp_path / "c")]
+
+
+def test_query_and_absent(run_module, tmp_path):
+    ledger = tmp_path / "ledger.json"
+    empty = run_module(install_ledger, {"path": str(ledger), "state": "query"})
+    assert not empty["changed"] and empty["ledger"] == {"paths": [], "users": [], "groups": []}
+    run_module(install_ledger, {"path": str(ledger), "paths": [str(tmp_path / "x")]})
+    read = run_module(install_ledger, {"path": str(ledger), "state": "query"})
+    assert not read["changed"] and read["ledger"]["paths"] == [str(tmp_path / "x")]
+    gone = run_module(install_ledger, {"path": str(ledger), "state": "absent"})
+    assert gone["changed"] and not ledger.exists()
+    assert not run_module(install_ledger, {"path": str(ledger), "state": "absent"})["changed"]
+
+
+def test_refuses_a_relative_path_or_the_root(run_module, tmp_path):
+    for bad in ("relative/dir", "/", "/opt/x\n"):
+        r = run_module(install_ledger, {"path": str(tmp_path / "l.json"), "paths": [bad]})
+        assert r["failed"] and "not an absolute path below /" in r["msg"], bad
+    assert not (tmp_path / "l.json").exists()
+
+
+def test_a_ledger_that_is_not_one_is_an_error(run_module, tmp_path):
+    ledger = tmp_path / "ledger.json"
+    ledger.write_text("[1, 2]")
+    r = run_module(install_ledger, {"path": str(ledger), "state": "query"})
+    assert r["failed"] and "is not a ledger" in r["msg"]
