@@ -14,7 +14,8 @@ description:
   - Before site.yml writes anything, records in a JSON ledger on the host the folders it will create (for each
     path, the topmost of its ancestors that does not exist yet) and the users and groups it will create (those
     that do not exist yet). What existed before is never recorded, so it is never removed.
-  - An entry, once recorded, stays until C(state=absent) removes the ledger; a later run adds only what is new.
+  - An entry, once recorded, stays until C(state=absent) removes the ledger; a later run adds only what is new. A
+    missing folder inside a recorded one is not recorded again (it is the collection's already).
   - C(state=query) reads the ledger and changes nothing; C(playbooks/uninstall.yml) uses it.
 author:
   - glm53.serving contributors (@glm53)
@@ -155,7 +156,8 @@ def main():
 
     for name in [os.path.dirname(p["path"])] + p["paths"]:
         top = topmost_missing(name)
-        if top and top not in ledger["paths"] and top not in added["paths"]:
+        # a folder inside one already recorded is the collection's already (a later run makes it, or never does)
+        if top and not any(top == k or top.startswith(k.rstrip("/") + "/") for k in ledger["paths"] + added["paths"]):
             added["paths"].append(top)
     for kind in ("users", "groups"):
         for name in p[kind]:

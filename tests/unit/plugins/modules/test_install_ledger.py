@@ -36,6 +36,10 @@ def test_a_later_run_adds_and_never_drops(run_module, tmp_path):
     (tmp_path / "a" / "b").mkdir(parents=True)  # site.yml made it
     later = run_module(install_ledger, {"path": str(ledger), "paths": [str(tmp_path / "a" / "b"), str(tmp_path / "c")]})
     assert later["changed"] and later["ledger"]["paths"] == [str(tmp_path / "a"), str(tmp_path / "c")]
+    # a folder still missing inside a recorded one (a wheelhouse never made) is not new: a re-run changes nothing
+    inside = run_module(install_ledger, {"path": str(ledger), "paths": [str(tmp_path / "a" / "b" / "wheels"),
+                                                                       str(tmp_path / "c" / "d")]})
+    assert not inside["changed"] and inside["ledger"] == later["ledger"]
 
 
 def test_query_and_absent(run_module, tmp_path):
