@@ -48,9 +48,14 @@ options:
     default: present
 attributes:
   check_mode:
+    description: Reports what it would record, and writes nothing.
     support: full
   diff_mode:
+    description: Does not return a diff.
     support: none
+  idempotent:
+    description: A second call with the same paths, users and groups records nothing and changes nothing.
+    support: full
 notes:
   - Only the Python standard library on the host.
 """
