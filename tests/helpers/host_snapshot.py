@@ -2,13 +2,15 @@
 """What is on a host, to tell whether playbooks/uninstall.yml left it as it was before site.yml (a test helper).
 
     host_snapshot.py save FILE   every path (type, owner, mode, link target), the users and groups, the packages
-    host_snapshot.py diff FILE   what differs now, less what packages installed since own; exit 1 if anything does
+    host_snapshot.py diff FILE [GLOB...]   what differs now, less what packages installed since own and the paths
+                                 matching a GLOB (the test's own files); exit 1 if anything else does
 
 Left out, as neither site.yml's nor uninstall's: kernel and runtime trees, temporary folders, Ansible's own remote
 temp and async folders, the package manager's state and the journal. /run/glm53 (the collection's) is kept in.
 """
 from __future__ import annotations
 
+import fnmatch
 import grp
 import json
 import os
@@ -69,7 +71,7 @@ def snapshot():
             "groups": sorted(g.gr_name for g in grp.getgrall()), "packages": packages()}
 
 
-def main(cmd, path):
+def main(cmd, path, *ignore):
     if cmd == "save":
         with open(path, "w") as fh:
             json.dump(snapshot(), fh)
@@ -85,16 +87,16 @@ def main(cmd, path):
     problems = []
     for p in sorted(set(now["paths"]) | set(before["paths"])):
         a, b = before["paths"].get(p), now["paths"].get(p)
-        if a == b or p in owned:
+        if a == b or p in owned or any(fnmatch.fnmatch(p, g) for g in ignore):
             continue
         problems.append("%s: %s -> %s" % (p, a or "absent", b or "absent"))
     for kind in ("users", "groups"):
         for name in sorted(set(now[kind]) ^ set(before[kind])):
             problems.append("%s %s: %s" % (kind[:-1], name, "added" if name in now[kind] else "removed"))
-    print(json.dumps({"differences": problems, "packages_installed_since": new_packages,
+    print(json.dumps({"differences": problems, "packages_installed_since": new_packages, "ignored": list(ignore),
                       "paths_compared": len(now["paths"])}, indent=1))
     return 1 if problems else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(*sys.argv[1:]))
