@@ -230,6 +230,41 @@ def test_engine_death_gives_503_then_exit(standin_factory):
     assert "EngineCore encountered a fatal error" in log and "Finished server process" in log
 
 
+def _metric(s, name):
+    _status, text = s.request("GET", "/metrics")
+    return next(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name + "{"))
+
+
+def test_a_wedge_hangs_chat_while_health_answers_and_a_restart_clears_it(standin_factory, tmp_path):
+    s = standin_factory(env={"VLLM_STANDIN_WEDGE_AFTER": "2"}).start().wait_ready()
+    assert s.chat("Hello")[0] == 200 and s.chat("Hello")[0] == 200
+    with pytest.raises(OSError):  # urllib's timeout: no answer at all
+        s.request("POST", "/v1/chat/completions", {"model": "glm53-flash-awq", "max_tokens": 1,
+                                                   "messages": [{"role": "user", "content": "Hi"}]}, timeout=2)
+    assert s.request("GET", "/health")[0] == 200
+    assert _metric(s, "vllm:num_requests_running") >= 1  # the hung request is still in the engine
+    s.proc.terminate()
+    assert s.proc.wait(10) == 0
+    t = standin_factory(env={"VLLM_STANDIN_WEDGE_AFTER": "2"}).start().wait_ready()
+    assert t.chat("Hello")[0] == 200  # a fresh process: the count starts again
+
+
+def test_garbage_after_n_and_a_fault_file_survives_the_restart(standin_factory, tmp_path):
+    fault = tmp_path / "fault"
+    env = {"VLLM_STANDIN_GARBAGE_AFTER": "1", "VLLM_STANDIN_FAULT_FILE": str(fault)}
+    s = standin_factory(env=env).start().wait_ready()
+    good = s.chat("What is 12 * 34?")[1]["choices"][0]["message"]["content"]
+    assert "408" in good
+    bad = s.chat("What is 12 * 34?")[1]["choices"][0]["message"]["content"]
+    assert "408" not in (bad or "") and fault.read_text() == "garbage\n"
+    s.proc.terminate()
+    assert s.proc.wait(10) == 0
+    t = standin_factory(env=env).start().wait_ready()
+    first = t.chat("What is 12 * 34?")[1]["choices"][0]["message"]["content"]
+    assert "408" not in (first or ""), "the fault file makes the garbage survive a restart"
+    assert "survives restarts" in t.log.read_text()
+
+
 def test_sigkill_leaves_shm_residue_sigterm_cleans_up(standin_factory):
     s = standin_factory().start().wait_ready()
     names = sorted(os.listdir(s.shm))

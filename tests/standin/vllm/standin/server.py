@@ -14,6 +14,12 @@ Knobs (environment):
   VLLM_STANDIN_DIE_AFTER           the engine dies after N chat completions: /health -> 503,
                                    in-flight requests -> 500, then the process exits (status 0,
                                    as vLLM does: vllm-project/vllm#48966)
+  VLLM_STANDIN_WEDGE_AFTER         after N chat completions the engine wedges: every later chat request hangs
+                                   (counted as running on /metrics) while /health still answers 200
+  VLLM_STANDIN_GARBAGE_AFTER       after N chat completions every answer is gibberish (a CUDA error's garbage)
+  VLLM_STANDIN_FAULT_FILE          makes those faults survive a restart (a bad GPU, not a bad process): the fault
+                                   is written here when it starts, and an engine that finds the file starts with
+                                   the fault on from its first request. Without it a restart clears the fault.
   VLLM_STANDIN_WATCHDOG_S          how often the dead-engine watchdog looks (default 5, as vLLM)
   VLLM_STANDIN_LATENCY             extra seconds per chat completion (to hold requests in flight)
   VLLM_STANDIN_DECODE_S_PER_TOKEN  emulated decode time per generated token (default 0), so a request
@@ -118,6 +124,32 @@ class Engine:
         self.e2e = Histogram()
         self.itl = Histogram()  # vllm:inter_token_latency_seconds: one observation per token after the first
         self.created = int(time.time())
+        # the wedge and garbage faults (VLLM_STANDIN_WEDGE_AFTER, _GARBAGE_AFTER, _FAULT_FILE)
+        self.fault_after = {}
+        self.fault_file = os.environ.get("VLLM_STANDIN_FAULT_FILE") or None
+        for kind in ("wedge", "garbage"):
+            after = os.environ.get("VLLM_STANDIN_%s_AFTER" % kind.upper())
+            if after:
+                self.fault_after[kind] = int(after)
+        self.fault = None
+        if self.fault_file and os.path.exists(self.fault_file):
+            with open(self.fault_file, encoding="utf-8") as f:
+                self.fault = f.read().strip() or None
+            log("WARNING", "core.py:812", f"(stand-in: the {self.fault} fault in {self.fault_file} survives restarts)")
+
+    def fault_now(self):
+        """The fault this request meets (None, wedge or garbage), starting one whose count was reached."""
+        with self.lock:
+            if self.fault is None:
+                for kind, after in sorted(self.fault_after.items(), key=lambda kv: kv[1]):
+                    if self.completions >= after:
+                        self.fault = kind
+                        log("ERROR", "core.py:812", f"(stand-in: VLLM_STANDIN_{kind.upper()}_AFTER={after} reached)")
+                        if self.fault_file:
+                            with open(self.fault_file, "w", encoding="utf-8") as f:
+                                f.write(kind + "\n")
+                        break
+            return self.fault
 
     def kill(self, why: str) -> None:
         with self.lock:
@@ -315,11 +347,15 @@ def make_handler(engine: Engine):
                     "prompt or the number of requested output tokens.",
                     "BadRequestError", "input_tokens")
 
+            fault = engine.fault_now()
             with engine.lock:
                 engine.running += 1
             try:
+                while fault == "wedge" and not engine.dead:  # hangs; /health stays 200 (a stalled rank, a hung kernel)
+                    time.sleep(0.5)
                 reasoning, content, finish, n_out = generate(tok, prompt_text, last_user_text(messages),
-                                                             engine.behaviour, max_tokens)
+                                                             "gibberish" if fault == "garbage" else engine.behaviour,
+                                                             max_tokens)
                 if body.get("ignore_eos") and n_out < max_tokens:  # vLLM's extra sampling parameter
                     content = (content or "") + " ." * (max_tokens - n_out)
                     n_out, finish = max_tokens, "length"
