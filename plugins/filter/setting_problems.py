@@ -20,6 +20,7 @@ description:
     C(hex_commit) (a git object name of 7 to 40 hex digits, never a ref),
     C(nonblank) (a string with something other than spaces, and no line break), C(url) (http or https with a
     host), C(serial) (a batch size of at least 1, or a whole-number percentage above 0 and at most 100),
+    C(count_or_pct) (a count of hosts of 0 or more, or a whole-number percentage from 0 to 100),
     C(duration) (a Prometheus duration such as C(30s) or C(1h30m)), C(own_dir) (an
     C(abs_path) that is not a system folder such as C(/), C(/etc), C(/usr), C(/var), C(/opt) or a home: a folder
     the collection writes into or removes things from), C(env_name) (an environment variable name: a letter or
@@ -168,6 +169,12 @@ def _problem(check):
             problem = _problem(dict(check, name="%s[%d]" % (name, i), value=item))
             if problem:
                 return problem
+    elif rule == "count_or_pct":
+        text = str(value).strip(" ")
+        n = _integer(text[:-1] if text.endswith("%") else text) if _INT.fullmatch(text.rstrip("%").strip(" ")) else None
+        if isinstance(value, bool) or n is None or n < 0 or (text.endswith("%") and n > 100):
+            return ("%s=%s must be a count of hosts (0 or more) or a whole percentage of them from 0%% to 100%% "
+                    "(50%%)." % (name, shown))
     elif rule == "serial":
         text = str(value).strip(" ")
         if text.endswith("%"):
