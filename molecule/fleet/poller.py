@@ -1,6 +1,7 @@
 # Test scaffolding: polls every host's /health from the controller until a stop file appears, one JSON line
-# per round: {"t": seconds since start, "up": {host: true|false}}.
-#   python3 poller.py OUT.jsonl STOPFILE host=http://ip:8000 ...
+# per round: {"t": seconds since start, "up": {host: true|false}}; with --upstream=FILE also "admitted": the hosts the
+# load balancer's upstream file lists and does not mark down.
+#   python3 poller.py OUT.jsonl STOPFILE [--upstream=FILE] host=http://ip:8000 ...
 import json
 import os
 import sys
@@ -16,14 +17,28 @@ def healthy(url):
         return False
 
 
+def admitted(path, hosts):
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    return sorted(h for h in hosts if any(line.rstrip().endswith("# " + h) and " down;" not in line
+                                          and line.strip().startswith("server") for line in lines))
+
+
 def main():
     out, stop = sys.argv[1], sys.argv[2]
-    targets = dict(arg.split("=", 1) for arg in sys.argv[3:])
+    upstream = next((a.split("=", 1)[1] for a in sys.argv[3:] if a.startswith("--upstream=")), None)
+    targets = dict(arg.split("=", 1) for arg in sys.argv[3:] if not arg.startswith("--"))
     t0 = time.time()
     with open(out, "w") as f:
         while not os.path.exists(stop):
             up = {host: healthy(url) for host, url in targets.items()}
-            f.write(json.dumps({"t": round(time.time() - t0, 3), "wall": time.time(), "up": up}) + "\n")
+            row = {"t": round(time.time() - t0, 3), "wall": time.time(), "up": up}
+            if upstream:
+                row["admitted"] = admitted(upstream, targets)
+            f.write(json.dumps(row) + "\n")
             f.flush()
             time.sleep(0.1)
 

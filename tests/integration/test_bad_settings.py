@@ -150,6 +150,9 @@ SITE = {
     "probes-depth-negative": ({"probes_needle_depths": [-10]}, ["probes_needle_depths[0]=-10"]),
     "probes-url-no-scheme": ({"probes_base_url": "127.0.0.1:8000"}, ["probes_base_url=\"127.0.0.1:8000\""]),
     "probes-health-0": ({"probes_health_timeout": 0}, ["probes_health_timeout=0"]),
+    "probes-health-request-0": ({"probes_health_request_timeout": 0}, ["probes_health_request_timeout=0"]),
+    "watchdog-tmux": ({"service_mode": "tmux", "service_watchdog": True}, ["service_watchdog=true needs service_mode=systemd"]),
+    "watchdog-failures-0": ({"service_watchdog_failures": 0}, ["service_watchdog_failures=0"]),
     "probes-request-negative": ({"probes_needle_request_timeout": -1}, ["probes_needle_request_timeout=-1"]),
     "probes-relative-evidence": ({"probes_evidence_dir": "evidence"}, ["probes_evidence_dir=\"evidence\""]),
     "probes-relative-report": ({"probes_report_dir": "report"}, ["probes_report_dir=\"report\""]),
@@ -415,6 +418,10 @@ def cli_numbers(roles):
 
 
 ROLLOUT = {
+    "heal-min-serving-negative": ({"heal_min_serving": "-1"}, ["heal_min_serving=\"-1\"", "a count of hosts"]),
+    "heal-min-serving-150-percent": ({"heal_min_serving": "150%"}, ["heal_min_serving=\"150%\""]),
+    "heal-parallel-0": ({"heal_max_parallel": 0}, ["heal_max_parallel=0"]),
+    "heal-state-relative": ({"heal_state_file": "heal.json"}, ["heal_state_file=\"heal.json\""]),
     "rollout-serial-0": ({"rollout_serial": 0}, ["rollout_serial=0", "whole fleet"]),
     "rollout-serial-negative": ({"rollout_serial": -1}, ["rollout_serial=-1"]),
     "rollout-serial-0-percent": ({"rollout_serial": "0%"}, ["rollout_serial=\"0%\""]),

@@ -263,9 +263,9 @@ def test_a_host_failing_its_probes_stops_the_rollout_and_stays_out(second):
     assert re.search(r"server \S+:8000;  # glm53-fleet3\n", upstream), upstream
 
 
-def test_the_hosts_after_the_failed_one_are_untouched(host, second):
+def test_the_hosts_after_the_failed_one_are_untouched(host, second, heal):
     name = host.backend.get_hostname()
-    pid = host.check_output("systemctl show -p MainPID --value vllm-glm53")
+    pid = heal["pid_before"][name]  # the pids the heal story read before it changed anything
     if name == "glm53-fleet3":
         assert pid == second["pid_before"][name], "the rollout went on past the failed host"
         # validate.yml checks every host's settings first; the rollout play itself never reached this host
@@ -310,3 +310,78 @@ def test_each_host_was_silenced_for_its_whole_down_window(silences, upgrade):
         print("%s: silenced %.1f s before it went down, lifted %.1f s after it was up again" % (
             host, down - start, end - up))
         assert start <= down and up <= end, (host, s)
+
+
+# 4) heal.yml: the first host wedged (recovers on restart), the second turned to garbage (a fault that survives
+# restarts), the third healthy; one host at a time, at least 2 in the pool.
+@pytest.fixture(scope="module")
+def heal():
+    with open(os.path.join(EPH, "heal.json")) as f:
+        return json.load(f)
+
+
+def heal_rounds():
+    with open(os.path.join(EPH, "heal-poll.jsonl")) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def test_heal_relaunches_and_readmits_the_wedged_host_and_leaves_the_garbage_one_drained(heal):
+    out = heal["output"][0]
+    assert heal["rc"][0] != 0, out[-3000:]  # a host needs a person: the run fails
+    assert heal["pid_after1"]["glm53-fleet1"] != heal["pid_before"]["glm53-fleet1"], "the wedged host was not relaunched"
+    assert heal["pid_after1"]["glm53-fleet2"] != heal["pid_before"]["glm53-fleet2"], "the garbage host was not relaunched"
+    assert heal["pid_after1"]["glm53-fleet3"] == heal["pid_before"]["glm53-fleet3"], "a healthy host was touched"
+    assert re.search(r"server \S+:8000;  # glm53-fleet1\n", heal["lb_after1"]), heal["lb_after1"]
+    assert re.search(r"server \S+:8000 down;  # glm53-fleet2\n", heal["lb_after1"]), heal["lb_after1"]
+    assert re.search(r"server \S+:8000;  # glm53-fleet3\n", heal["lb_after1"]), heal["lb_after1"]
+    assert re.search(r"glm53-fleet1: healed in [0-9.]+ s from detection to re-admission: .*chat completion failed", out), out[-4000:]
+    assert re.search(r"glm53-fleet2: drained: failed again after its heal: ", out), out[-4000:]
+    assert "heal.yml: 1 host(s) need a person: glm53-fleet2 (drained" in out, out[-3000:]
+    for line in re.findall(r"glm53-fleet\d: (?:healed|drained|healthy).*", out):
+        print(line[:300])
+    record = heal["records"]["glm53-fleet2"]
+    assert '"state": "drained"' in record and 'glm53_heal_state{state="drained"} 1' in record, record
+    assert '"state": "healed"' in heal["records"]["glm53-fleet1"], heal["records"]["glm53-fleet1"]
+    assert 'glm53_heal_state{state="serving"} 1' in heal["records"]["glm53-fleet3"], heal["records"]["glm53-fleet3"]
+
+
+def test_heal_keeps_two_hosts_in_the_pool_at_every_poll():
+    rows = heal_rounds()
+    assert len(rows) > 50, "the poller hardly ran"
+    serving = [len([h for h in r["admitted"] if r["up"][h]]) for r in rows]
+    print("heal: %d polls, at least %d hosts admitted and answering /health at each" % (len(rows), min(serving)))
+    assert min(serving) >= 2, [r for r in rows if len([h for h in r["admitted"] if r["up"][h]]) < 2][:3]
+    # the drained windows: one host at a time
+    assert max(len(HOSTS) - len(r["admitted"]) for r in rows) == 1
+
+
+def test_a_second_heal_run_restarts_nothing_and_keeps_the_mark(heal):
+    out = heal["output"][1]
+    assert heal["rc"][1] != 0
+    assert heal["pid_after2"] == heal["pid_after1"], "the second run restarted an engine"
+    assert "glm53-fleet2: marked: left drained by heal.yml since" in out, out[-3000:]
+    assert "PLAY [Heal the failing hosts, heal_max_parallel at a time]" in out
+    assert "skipping: no hosts matched" in out.split("PLAY [Heal the failing hosts")[1].split("PLAY [")[0]
+
+
+# 5) The watchdog on the third host (timer every 5 s, 2 failures, 3 s deadline, 1 restart an hour).
+def test_the_watchdog_restarts_a_wedge_once_then_keeps_to_its_budget():
+    with open(os.path.join(EPH, "watchdog.json")) as f:
+        wd = json.load(f)
+    journal = wd["journal"]
+    stamps = {}
+    for line in journal.splitlines():
+        for key in ("wedge check 1 of 2 failed", "systemctl restart vllm-glm53.service: queued", "restart budget is spent"):
+            if key in line and key not in stamps:
+                stamps[key] = float(line.split()[0])
+    assert len(stamps) == 3, journal
+    assert journal.count("restarting vllm-glm53.service through the relaunch gate") == 1, journal
+    assert journal.count("restart budget is spent") == 1, journal
+    detect = stamps["systemctl restart vllm-glm53.service: queued"] - stamps["wedge check 1 of 2 failed"]
+    print("watchdog: first failed check to the restart %.1f s (window: 2 checks 5 s apart); budget spent %.1f s after"
+          " the restart" % (detect, stamps["restart budget is spent"] - stamps["systemctl restart vllm-glm53.service: queued"]))
+    assert detect <= 5 + 3 + 5, journal  # the next check, its deadline, and the timer's slack
+    pid, starts = wd["after"].splitlines()[:2]
+    assert pid != wd["pid_before"] and int(starts) == 1, wd["after"]
+    assert re.search(r'glm53_watchdog_restarts_total\{unit="vllm-glm53.service"\} 1\n', wd["after"]), wd["after"]
+    assert re.search(r'glm53_watchdog_budget_exhausted\{unit="vllm-glm53.service"\} 1\n', wd["after"]), wd["after"]

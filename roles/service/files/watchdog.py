@@ -114,6 +114,8 @@ def check(a, ctx, api_key):
         if usage.get("completion_tokens") != 1:
             return "wedged", "a one-token chat returned %r tokens" % usage.get("completion_tokens")
     except urllib.error.HTTPError as exc:
+        if exc.code < 500:  # a key or a name that does not match: a configuration problem the probes name
+            return "not_ready", "a one-token chat answered HTTP %s (not a wedge)" % exc.code
         return "wedged", "/health 200, but a one-token chat answered HTTP %s" % exc.code
     except (OSError, ValueError) as exc:
         return "wedged", "/health 200, but a one-token chat got no answer in %.0f s (%s)" % (

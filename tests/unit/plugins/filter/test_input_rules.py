@@ -26,6 +26,7 @@ def one(value, rule, **extra):
     ("/opt/x\x1b", "abs_path"), ("/", "own_dir"), ("/etc/", "own_dir"), ("//usr", "own_dir"), ("/var/log", "own_dir"),
     ("/root", "own_dir"), ("X Y", "env_name"), ("1X", "env_name"), ("X=1;rm", "env_name"), ("a\nb", "single_line"),
     ("a\rb", "single_line"), ("a\u2028b", "single_line"), (True, "single_line"), ({"k": 1}, "single_line"),
+    ("-1", "count_or_pct"), ("150%", "count_or_pct"), ("12.5%", "count_or_pct"), (True, "count_or_pct"), ("x", "count_or_pct"),
 ])
 def test_refused(value, rule):
     assert len(one(value, rule)) == 1
@@ -36,6 +37,7 @@ def test_refused(value, rule):
     ("f2935ce322", "hex_commit"), ("http://[::1]:8000/x", "url"), ("http://h.example:8000", "url"), ("25%", "serial"),
     ("/opt/glm53/tls", "own_dir"), ("/etc/glm53", "own_dir"), ("/srv/models/GLM", "own_dir"), ("_X1", "env_name"),
     ("CUDA_VISIBLE_DEVICES", "env_name"), ("WARN", "single_line"), (8, "single_line"), ("a 'quoted' b", "single_line"),
+    (0, "count_or_pct"), ("2", "count_or_pct"), ("0%", "count_or_pct"), ("50%", "count_or_pct"), ("100%", "count_or_pct"),
 ])
 def test_accepted(value, rule):
     assert one(value, rule) == []
