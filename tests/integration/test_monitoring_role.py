@@ -57,7 +57,7 @@ def test_rendered_files_pass_promtool_and_a_rerun_changes_nothing(rendered):
     check = subprocess.run([PROMTOOL, "check", "config", str(out / "prometheus.yml")], capture_output=True, text=True,
                            check=False)
     assert check.returncode == 0, check.stdout + check.stderr
-    assert "SUCCESS: 7 rules found" in check.stdout + check.stderr  # the alerts
+    assert "SUCCESS: 9 rules found" in check.stdout + check.stderr  # the alerts
     assert "SUCCESS: 16 rules found" in check.stdout + check.stderr  # the recording rules
     config = (out / "prometheus.yml").read_text()
     for target in ('"10.0.0.11:8000"', '"10.0.0.12:8001"', '"http://10.0.0.13:8000/health"', '"10.0.0.13:9100"'):
@@ -179,6 +179,12 @@ tests:
         values: '0x130'
       - series: 'glm53_probe_last_run_timestamp_seconds{job="vllm-glm53-node", host="gpu-b", release="r1"}'
         values: '7500x130'
+      - series: 'glm53_heal_state{job="vllm-glm53-node", host="gpu-a", state="drained"}'
+        values: '0x10'
+      - series: 'glm53_heal_state{job="vllm-glm53-node", host="gpu-b", state="drained"}'
+        values: '1x10'
+      - series: 'glm53_watchdog_budget_exhausted{job="vllm-glm53-node", host="gpu-a", unit="vllm-glm53.service"}'
+        values: '1x10'
       - series: 'vllm:generation_tokens_total{job="vllm-glm53", host="gpu-a", engine="0"}'
         values: '0+600x10'
       - series: 'vllm:generation_tokens_total{job="vllm-glm53", host="gpu-b", engine="0"}'
@@ -196,6 +202,22 @@ tests:
               runbook_url: "https://github.com/glm53/serving/blob/main/docs/runbooks.md#glm53probefailing"
               summary: "The probes fail on gpu-b (release r1)"
               description: "/health may still answer 200: the chat smoke test or the needle test failed on the last verify."
+      - eval_time: 5m
+        alertname: GLM53HostLeftDrained
+        exp_alerts:
+          - exp_labels: {severity: critical, job: vllm-glm53-node, host: gpu-b, state: drained}
+            exp_annotations:
+              runbook_url: "https://github.com/glm53/serving/blob/main/docs/runbooks.md#glm53hostleftdrained"
+              summary: "heal.yml left gpu-b out of the pool (drained)"
+              description: "It failed again after its heal, or its service manager gave up on a crash loop: a person must look."
+      - eval_time: 5m
+        alertname: GLM53WatchdogBudgetSpent
+        exp_alerts:
+          - exp_labels: {severity: warning, job: vllm-glm53-node, host: gpu-a, unit: vllm-glm53.service}
+            exp_annotations:
+              runbook_url: "https://github.com/glm53/serving/blob/main/docs/runbooks.md#glm53watchdogbudgetspent"
+              summary: "The engine on gpu-a is wedged and its watchdog's restarts for the hour are spent"
+              description: "/health answers but a one-token chat does not; the next heal.yml run or a person must act."
       - eval_time: 2h
         alertname: GLM53VerdictStale
         exp_alerts: []
@@ -249,7 +271,7 @@ def test_every_alert_links_to_its_runbook_section(rendered):
     out, _first, _second = rendered
     alerts = re.findall(r"- alert: (\w+)", (out / "glm53-alerts.yml").read_text())
     links = re.findall(r'runbook_url: "([^"]+)"', (out / "glm53-alerts.yml").read_text())
-    assert len(alerts) == 7 and len(links) == 7
+    assert len(alerts) == 9 and len(links) == 9
     runbook = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "runbooks.md")).read()
     anchors = {line[3:].strip().lower() for line in runbook.splitlines() if line.startswith("## ")}
     for alert, link in zip(alerts, links):
@@ -277,7 +299,7 @@ def test_without_a_blackbox_exporter_the_health_job_and_alert_are_left_out(tmp_p
     assert proc.returncode == 0, proc.stdout[-2000:]
     rules = (tmp_path / "prometheus" / "glm53-alerts.yml").read_text()
     assert "GLM53HealthFailing" not in rules and "/probe" not in (tmp_path / "prometheus" / "prometheus.yml").read_text()
-    assert "GLM53EngineDown" in rules and textwrap.dedent(rules).count("- alert:") == 6
+    assert "GLM53EngineDown" in rules and textwrap.dedent(rules).count("- alert:") == 8
 
 
 def test_without_promtool_the_files_are_written_unvalidated_unless_promtool_is_required(tmp_path):
