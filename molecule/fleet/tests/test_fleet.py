@@ -364,6 +364,15 @@ def test_a_second_heal_run_restarts_nothing_and_keeps_the_mark(heal):
     assert "skipping: no hosts matched" in out.split("PLAY [Heal the failing hosts")[1].split("PLAY [")[0]
 
 
+def test_heal_clear_heals_a_marked_host_again_in_the_same_run(heal):
+    out = heal["output"][2]
+    assert heal["rc"][2] != 0, out[-3000:]  # the fault survives the restart: drained and marked again
+    assert "PLAY [Heal the failing hosts, heal_max_parallel at a time]" in out
+    heal_play = out.split("PLAY [Heal the failing hosts")[1].split("PLAY [")[0]
+    assert "glm53-fleet2" in heal_play and "no hosts matched" not in heal_play, heal_play[:2000]
+    assert re.search(r"glm53-fleet2: drained: failed again after its heal: ", out), out[-3000:]
+
+
 # 5) The watchdog on the third host (timer every 5 s, 2 failures, 3 s deadline, 1 restart an hour).
 def test_the_watchdog_restarts_a_wedge_once_then_keeps_to_its_budget():
     with open(os.path.join(EPH, "watchdog.json")) as f:

@@ -146,8 +146,11 @@ class Engine:
                         self.fault = kind
                         log("ERROR", "core.py:812", f"(stand-in: VLLM_STANDIN_{kind.upper()}_AFTER={after} reached)")
                         if self.fault_file:
-                            with open(self.fault_file, "w", encoding="utf-8") as f:
-                                f.write(kind + "\n")
+                            try:
+                                with open(self.fault_file, "w", encoding="utf-8") as f:
+                                    f.write(kind + "\n")
+                            except OSError as exc:  # the fault goes on; only its surviving a restart is lost
+                                log("ERROR", "core.py:812", f"(stand-in: cannot write {self.fault_file}: {exc})")
                         break
             return self.fault
 
