@@ -20,7 +20,7 @@ STAGES=${STAGES:-yamllint ansible-lint sanity shipped pytest contract molecule}
 # engines load and drain, so on two cores three lanes finish in about the time of the longest; LANES=1 runs every
 # stage in turn, in one lane, as before. Each stage's output goes to its own log, printed whole when it ends.
 LANES=${LANES:-3}
-MOLECULE_LANES=${MOLECULE_LANES:-"fleet build;default tmux build_once"}
+MOLECULE_LANES=${MOLECULE_LANES:-"fleet build_once;default tmux build"}
 
 kill_tree() {  # pid...: each process and its descendants
   local p
