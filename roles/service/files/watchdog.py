@@ -95,7 +95,8 @@ def request(url, deadline, ctx, api_key, body=None):
 
 def check(a, ctx, api_key):
     """('inactive' | 'not_ready' | 'ok' | 'wedged', why)."""
-    active = subprocess.run([a.systemctl, "is-active", a.unit], capture_output=True, text=True).stdout.strip()
+    active = subprocess.run([a.systemctl, "is-active", a.unit], capture_output=True, text=True,
+                            check=False).stdout.strip()
     if active != "active":
         return "inactive", "unit %s is %s" % (a.unit, active or "unknown")
     try:
@@ -157,14 +158,14 @@ def main(argv=None):
                             len(state["restarts"]), a.max_restarts))
                 state["budget_spent"] = True
             else:
+                nth = len(state["restarts"]) + 1
                 say("restarting %s through the relaunch gate after %d failed checks in a row "
-                    "(restart %d of at most %d an hour)" % (a.unit, state["failures"], len(state["restarts"]) + 1,
-                                                           a.max_restarts))
+                    "(restart %d of at most %d an hour)" % (a.unit, state["failures"], nth, a.max_restarts))
                 state["restarts"].append(now)
                 state["restarts_total"] += 1
                 state["failures"] = 0
                 save_state(a.state, state)  # before the restart, which may take minutes
-                rc = subprocess.run([a.systemctl, "restart", "--no-block", a.unit]).returncode
+                rc = subprocess.run([a.systemctl, "restart", "--no-block", a.unit], check=False).returncode
                 say("systemctl restart %s: %s" % (a.unit, "queued" if rc == 0 else "failed with status %d" % rc))
     save_state(a.state, state)
     write_textfile(a.textfile_dir, a.unit, state, now)
