@@ -92,10 +92,12 @@ added:
     groups: []
 """
 
+import fcntl
 import grp
 import json
 import os
 import pwd
+import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -159,8 +161,22 @@ def main():
             os.unlink(p["path"])
         module.exit_json(changed=changed, ledger=ledger, added=added)
 
-    for name in [os.path.dirname(p["path"])] + p["paths"]:
-        top = topmost_missing(name)
+    folder = os.path.dirname(p["path"])
+    folder_top = topmost_missing(folder)  # before the lock makes the folder
+    lock = None
+    if not module.check_mode:
+        # Hosts that share one machine (several inventory hosts, or a local connection) write one ledger: the
+        # read, the additions and the write happen under an exclusive lock on its folder (no lock file left).
+        try:
+            if not os.path.isdir(folder):
+                os.makedirs(folder, 0o755, exist_ok=True)
+            lock = os.open(folder, os.O_RDONLY)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            ledger = read(p["path"])
+        except (OSError, ValueError) as exc:
+            module.fail_json(msg="install_ledger: cannot lock and read %s: %s" % (p["path"], exc))
+    for name in [folder] + p["paths"]:
+        top = folder_top if name == folder else topmost_missing(name)
         # a folder inside one already recorded is the collection's already (a later run makes it, or never does)
         if top and not any(top == k or top.startswith(k.rstrip("/") + "/") for k in ledger["paths"] + added["paths"]):
             added["paths"].append(top)
@@ -171,15 +187,14 @@ def main():
     changed = any(added[k] for k in KINDS)
     new = dict((k, ledger[k] + added[k]) for k in KINDS)
     if changed and not module.check_mode:
-        folder = os.path.dirname(p["path"])
-        if not os.path.isdir(folder):
-            os.makedirs(folder, 0o755)
-        tmp = p["path"] + ".tmp"
-        with open(tmp, "w") as fh:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".ledger.")
+        with os.fdopen(fd, "w") as fh:
             json.dump(new, fh, indent=1, sort_keys=True)
             fh.write("\n")
         os.chmod(tmp, 0o644)
         os.rename(tmp, p["path"])
+    if lock is not None:
+        os.close(lock)  # releases the lock
     module.exit_json(changed=changed, ledger=new, added=added)
 
 

@@ -66,3 +66,27 @@ def test_a_ledger_that_is_not_one_is_an_error(run_module, tmp_path):
     ledger.write_text("[1, 2]")
     r = run_module(install_ledger, {"path": str(ledger), "state": "query"})
     assert r["failed"] and "is not a ledger" in r["msg"]
+
+
+def test_hosts_on_one_machine_write_one_ledger_without_losing_a_path(tmp_path):
+    """Eight inventory hosts on one machine (a local connection) record their folders at once: every folder is kept,
+    no write fails, and no temporary or lock file is left (CI's load once lost this race: one writer's temporary
+    file was renamed away under another)."""
+    import subprocess
+    import sys
+
+    from testlib import COLLECTIONS_ROOT
+
+    ledger = tmp_path / "state" / "ledger.json"
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
+    procs = [subprocess.Popen(
+        ["ansible", "localhost", "-c", "local", "-e", "ansible_python_interpreter=" + sys.executable,
+         "-m", "glm53.serving.install_ledger", "-a",
+         json.dumps({"path": str(ledger), "paths": [str(tmp_path / ("p%d" % i))]})],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env) for i in range(8)]
+    for proc in procs:
+        out, _ = proc.communicate(timeout=300)
+        assert proc.returncode == 0, out
+    assert sorted(json.loads(ledger.read_text())["paths"]) == sorted(
+        [str(tmp_path / "state")] + [str(tmp_path / ("p%d" % i)) for i in range(8)])
+    assert os.listdir(tmp_path / "state") == ["ledger.json"]
