@@ -77,7 +77,11 @@ def gate(tmp_path_factory, request):
              "probes_needle_targets": [20000], "probes_needle_depths": [50], "probes_textfile_dir": "",
              "probes_report_dir": str(tmp / "report"), "probes_bench_tokenizer": str(model),
              "probes_bench_dir": str(tmp / "bench"), "releases_dir": str(releases), "old_url": servers["old"].url,
-             "out_dir": str(tmp / "out"), **LOAD}
+             "out_dir": str(tmp / "out"), **LOAD,
+             # p99 TTFT of 16 requests is the noisiest figure beside the molecule lanes: the equally fast release
+             # measured 6412 -> 7284 ms (+13.6 %) in one loaded run (stop 39), its throughput 159.7 -> 147.9 (-7.4 %). The slow
+             # release is refused by output throughput (-25 % against 10 %); TTFT's limit sits above that noise.
+             "rollout_max_regression_pct": {"output_throughput": 10, "p99_ttft_ms": 25}}
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
     t0 = time.monotonic()
     proc = subprocess.run(["ansible-playbook", "-i", str(tmp / "hosts.yml"), PLAYBOOK, "-e", json.dumps(extra)],
