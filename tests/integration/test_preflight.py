@@ -20,14 +20,13 @@ from testlib import COLLECTIONS_ROOT, FAKES, FIXTURES
 PLAYBOOK = os.path.join(os.path.dirname(__file__), "preflight", "playbook.yml")
 
 
-def run_preflight(tmp_path, case="l40s-8x", **overrides):
-    evidence = tmp_path / "evidence"
-    marker = tmp_path / "marker"
-    extra = {
+def case_vars(tmp_path, case="l40s-8x", **overrides):
+    """One host's variables: the good base (everything under tmp_path) with the case's overrides."""
+    return {
         "fake_nvidia_smi_dir": os.path.join(FIXTURES, "nvidia-smi", case),
-        "marker": str(marker),
+        "marker": str(tmp_path / "marker"),
         "preflight_nvidia_smi": os.path.join(FAKES, "nvidia-smi"),
-        "preflight_evidence_dir": str(evidence),
+        "preflight_evidence_dir": str(tmp_path / "evidence"),
         "preflight_disk_requirements": [{"path": str(tmp_path / "build"), "min_free_gib": 1, "purpose": "builds"},
                                         {"path": str(tmp_path / "models" / "x"), "min_free_gib": 1,
                                          "purpose": "weights"}],
@@ -40,12 +39,19 @@ def run_preflight(tmp_path, case="l40s-8x", **overrides):
         "ansible_python_interpreter": sys.executable,
         **overrides,
     }
+
+
+def run_playbook(inventory, extra=None):
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1",
            "ANSIBLE_LOCALHOST_WARNING": "false", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
-           "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default"}
-    proc = subprocess.run(["ansible-playbook", "-i", "localhost,", PLAYBOOK, "-e", json.dumps(extra)],
-                          capture_output=True, text=True, env=env, timeout=300, check=False)
-    return proc, evidence / "preflight.json", marker
+           "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default", "ANSIBLE_FORKS": "10"}
+    argv = ["ansible-playbook", "-i", inventory, PLAYBOOK] + (["-e", json.dumps(extra)] if extra else [])
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900, check=False)
+
+
+def run_preflight(tmp_path, case="l40s-8x", **overrides):
+    proc = run_playbook("localhost,", case_vars(tmp_path, case, **overrides))
+    return proc, tmp_path / "evidence" / "preflight.json", tmp_path / "marker"
 
 
 def _free_port():
@@ -72,15 +78,6 @@ def test_good_host_passes_and_records_evidence(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"localhost\s+:\s+ok=\d+\s+changed=0\s", proc.stdout.split("PLAY RECAP")[1])
     assert json.loads(evidence.read_text()) == record
-
-
-@pytest.fixture
-def foreign_listener():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    s.listen()
-    yield s.getsockname()[1]
-    s.close()
 
 
 BAD_HOSTS = {
@@ -116,22 +113,44 @@ BAD_HOSTS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(BAD_HOSTS))
-def test_bad_host_is_refused_before_any_change(tmp_path, name):
-    overrides, expected = BAD_HOSTS[name]
-    overrides = dict(overrides)
-    case = overrides.pop("case", "l40s-8x")
-    proc, evidence, marker = run_preflight(tmp_path, case=case, **overrides)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0, out
-    for text in expected:
-        assert text in out, "%r not in the failure:\n%s" % (text, out[-3000:])
-    assert not evidence.exists() and not marker.exists(), "a refused host was changed"
+# a task's failure (fatal: [h]: FAILED! => ...) and a loop item's (failed: [h] (item=...) => ...)
+FAILED_RE = re.compile(r"^(?:fatal|failed): \[([^\]]+)\](?: \(item=.*?\))?(?:: FAILED!)? => (.*)$", re.M)
 
 
-def test_port_held_by_a_foreign_process_is_refused(tmp_path, foreign_listener):
-    proc, evidence, marker = run_preflight(tmp_path, preflight_serve_port=foreign_listener)
-    out = proc.stdout + proc.stderr
+@pytest.fixture(scope="module")
+def bad_hosts(tmp_path_factory):
+    """Every bad host in one run (one inventory host per case, all on this machine), the last one's port held."""
+    tmp = tmp_path_factory.mktemp("bad-hosts")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    cases = dict(BAD_HOSTS)
+    cases["port_held"] = ({"preflight_serve_port": listener.getsockname()[1]},
+                          ["preflight_serve_port=%d is held by pid %d" % (listener.getsockname()[1], os.getpid())])
+    hosts = {}
+    for name, (overrides, _words) in cases.items():
+        overrides = dict(overrides)
+        (tmp / name).mkdir()
+        hosts[name] = dict(case_vars(tmp / name, overrides.pop("case", "l40s-8x"), **overrides),
+                           ansible_connection="local")
+    inventory = tmp / "hosts.yml"
+    inventory.write_text(json.dumps({"all": {"hosts": hosts}}))
+    try:
+        proc = run_playbook(str(inventory))
+    finally:
+        listener.close()
+    refusals = {}
+    for host, body in FAILED_RE.findall(proc.stdout):
+        refusals[host] = refusals.get(host, "") + body + "\n"
+    return proc, refusals, tmp, cases
+
+
+@pytest.mark.parametrize("name", sorted(BAD_HOSTS) + ["port_held"])
+def test_bad_host_is_refused_before_any_change(bad_hosts, name):
+    proc, refusals, tmp, cases = bad_hosts
     assert proc.returncode != 0
-    assert "preflight_serve_port=%d is held by pid %d" % (foreign_listener, os.getpid()) in out
-    assert not evidence.exists() and not marker.exists()
+    assert name in refusals, "%s was not refused:\n%s" % (name, proc.stdout[-4000:])
+    for text in cases[name][1]:
+        assert text in refusals[name], "%r not in %s's refusal:\n%s" % (text, name, refusals[name][-3000:])
+    assert not (tmp / name / "evidence" / "preflight.json").exists() and not (tmp / name / "marker").exists(), \
+        "a refused host was changed"
