@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import socket
 import subprocess
@@ -57,9 +58,9 @@ def free_port() -> int:
 SERVE_PLAYBOOK = os.path.join(REPO, "tests", "integration", "serve", "playbook.yml")
 
 
-def run_serve_role(tmp_path, **overrides):
-    """The serve role by ansible-playbook on this machine, rendering into tmp_path; (process, extra vars)."""
-    extra = {"ansible_python_interpreter": sys.executable, "serve_venv_path": sys.prefix,
+def serve_role_vars(tmp_path, **overrides):
+    """The serve role's variables for a render into tmp_path, with the overrides."""
+    return {"ansible_python_interpreter": sys.executable, "serve_venv_path": sys.prefix,
              "serve_script_path": str(tmp_path / "bin" / "serve.sh"), "serve_env_file": str(tmp_path / "etc" / "vllm.env"),
              "serve_model_path": "/srv/models/GLM-5.3-Flash-AWQ-INT4", "serve_fork_src_dir": "/opt/glm53/src/vllm-glm53",
              "serve_api_key": "s3cret-key", "serve_port": free_port(),
@@ -67,10 +68,43 @@ def run_serve_role(tmp_path, **overrides):
                                    "VLLM_USE_BREAKABLE_CUDAGRAPH": "0", "FLASHINFER_DISABLE_VERSION_CHECK": "1",
                                    "PYTHONFAULTHANDLER": "1"},
              **overrides}
+
+
+def run_serve_role(tmp_path, **overrides):
+    """The serve role by ansible-playbook on this machine, rendering into tmp_path; (process, extra vars)."""
+    extra = serve_role_vars(tmp_path, **overrides)
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
     proc = subprocess.run(["ansible-playbook", "-i", "localhost,", SERVE_PLAYBOOK, "-e", json.dumps(extra)],
                           capture_output=True, text=True, env=env, timeout=300, check=False)
     return proc, extra
+
+
+def run_serve_role_hosts(tmp_path, cases):
+    """The serve role over one inventory host per case, in one ansible-playbook run: each host renders into
+    tmp_path/<case> with the case's overrides as host variables; (process, {case: its extra vars})."""
+    hosts = {}
+    for name, overrides in cases.items():
+        (tmp_path / name).mkdir()
+        extra = serve_role_vars(tmp_path / name, **overrides)
+        hosts[name] = dict(extra, ansible_connection="local")
+    inventory = tmp_path / "hosts.json"
+    inventory.write_text(json.dumps({"all": {"hosts": hosts}}))
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORKS": "10"}
+    proc = subprocess.run(["ansible-playbook", "-i", str(inventory), SERVE_PLAYBOOK],
+                          capture_output=True, text=True, env=env, timeout=600, check=False)
+    return proc, hosts
+
+
+# a task's failure (fatal: [h]: FAILED! => ...) and a loop item's (failed: [h] (item=...) => ...)
+FAILED_RE = re.compile(r"^(?:fatal|failed): \[([^\]]+)\](?: \(item=.*?\))?(?:: FAILED!)? => (.*)$", re.M)
+
+
+def failures_by_host(stdout):
+    """{host: its failure lines} from ansible-playbook's default output of a run over several hosts."""
+    out = {}
+    for host, body in FAILED_RE.findall(stdout):
+        out[host] = out.get(host, "") + body + "\n"
+    return out
 
 
 def exec_argv(script_text):

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from testlib import COLLECTIONS_ROOT, FAKES, FIXTURES
+from testlib import COLLECTIONS_ROOT, FAKES, FIXTURES, failures_by_host
 
 PLAYBOOK = os.path.join(os.path.dirname(__file__), "preflight", "playbook.yml")
 
@@ -113,10 +113,6 @@ BAD_HOSTS = {
 }
 
 
-# a task's failure (fatal: [h]: FAILED! => ...) and a loop item's (failed: [h] (item=...) => ...)
-FAILED_RE = re.compile(r"^(?:fatal|failed): \[([^\]]+)\](?: \(item=.*?\))?(?:: FAILED!)? => (.*)$", re.M)
-
-
 @pytest.fixture(scope="module")
 def bad_hosts(tmp_path_factory):
     """Every bad host in one run (one inventory host per case, all on this machine), the last one's port held."""
@@ -139,10 +135,7 @@ def bad_hosts(tmp_path_factory):
         proc = run_playbook(str(inventory))
     finally:
         listener.close()
-    refusals = {}
-    for host, body in FAILED_RE.findall(proc.stdout):
-        refusals[host] = refusals.get(host, "") + body + "\n"
-    return proc, refusals, tmp, cases
+    return proc, failures_by_host(proc.stdout), tmp, cases
 
 
 @pytest.mark.parametrize("name", sorted(BAD_HOSTS) + ["port_held"])

@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from testlib import FIXTURES, REPO, exec_argv, normalise, run_serve_role as run_role
+from testlib import FIXTURES, REPO, exec_argv, failures_by_host, normalise, run_serve_role as run_role
+from testlib import run_serve_role_hosts as run_role_hosts
 
 
 def test_default_render_is_the_cards_command_flag_by_flag(tmp_path):
@@ -127,22 +128,32 @@ GUARDS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(GUARDS))
-def test_unsafe_settings_are_refused_before_anything_is_written(tmp_path, name):
-    overrides, expected = GUARDS[name]
-    proc, _extra = run_role(tmp_path, **overrides)
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory):
+    """Every unsafe setting in one run (one inventory host per case), and a port another process holds."""
+    tmp = tmp_path_factory.mktemp("guards")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    cases = dict((name, overrides) for name, (overrides, _words) in GUARDS.items())
+    cases["port_held"] = {"serve_port": listener.getsockname()[1]}
+    try:
+        proc, _hosts = run_role_hosts(tmp, cases)
+    finally:
+        listener.close()
+    expected = dict((name, words) for name, (_overrides, words) in GUARDS.items())
+    expected["port_held"] = ["is held by pid %d" % os.getpid()]
+    return proc, failures_by_host(proc.stdout), tmp, expected
+
+
+@pytest.mark.parametrize("name", sorted(GUARDS) + ["port_held"])
+def test_unsafe_settings_are_refused_before_anything_is_written(guarded, name):
+    proc, refusals, tmp, expected = guarded
     assert proc.returncode != 0
-    for text in expected:
-        assert text in proc.stdout, "%r not in:\n%s" % (text, proc.stdout[-2500:])
-    assert not (tmp_path / "bin").exists() and not (tmp_path / "etc").exists()
-
-
-def test_port_held_by_another_user_is_refused(tmp_path):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        s.listen()
-        proc, _extra = run_role(tmp_path, serve_port=s.getsockname()[1])
-    assert proc.returncode != 0 and "is held by pid %d" % os.getpid() in proc.stdout
+    assert name in refusals, "%s was not refused:\n%s" % (name, proc.stdout[-4000:])
+    for text in expected[name]:
+        assert text in refusals[name], "%r not in %s's refusal:\n%s" % (text, name, refusals[name][-2500:])
+    assert not (tmp / name / "bin").exists() and not (tmp / name / "etc").exists()
 
 
 def test_long_context_opt_in_warns(tmp_path):
