@@ -1,13 +1,17 @@
-"""The probe report as a reader meets it, in headless Chromium with 1, 3 and 50 hosts (synthetic evidence of the
-shape the probes role writes): the fleet line first, failing hosts first, the run's metadata, latencies on the
-page (not only in tooltips), a dead engine labelled as such, and text colours at WCAG AA contrast."""
+"""The probe report as a reader meets it, in headless Chromium with 1, 3, 100 and 500 hosts (synthetic evidence of
+the shape the probes role writes): the fleet line and the failures grouped by cause in the first screen, failing
+hosts first with their reason, the run's metadata, latencies on the page (not only in tooltips), a dead engine
+labelled as such, text colours at WCAG AA contrast, at most three screens at 100 hosts; summary.json and the run
+folders; a run limited with -l merged into the fleet's last state, and the report remade by playbooks/report.yml."""
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -50,7 +54,23 @@ def fleet(n):
     return {"gpu-%02d" % i: kind for i, kind in enumerate(kinds)}
 
 
-@pytest.fixture(scope="module", params=[1, 3, 50], ids=lambda n: "%d-hosts" % n)
+SCREEN = (1400, 1000)  # the window of the screenshots: one screen
+# After the page has laid out: its height, and where the fleet line and the causes table end.
+MEASURE = ("<script>var b = document.body, c = document.getElementById('causes');"
+           "b.setAttribute('data-height', document.documentElement.scrollHeight);"
+           "b.setAttribute('data-fleet-bottom', document.getElementById('fleet').getBoundingClientRect().bottom);"
+           "b.setAttribute('data-causes-bottom', c ? c.getBoundingClientRect().bottom : 0);</script></body>")
+
+
+def playbook(inventory, extra, *args, play=PLAYBOOK):
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
+    proc = subprocess.run(["ansible-playbook", "-i", str(inventory), "-f", "10", play, "-e", json.dumps(extra), *args],
+                          capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return proc
+
+
+@pytest.fixture(scope="module", params=[1, 3, 100, 500], ids=lambda n: "%d-hosts" % n)
 def rendered(request, tmp_path_factory):
     n = request.param
     tmp = tmp_path_factory.mktemp("report-%d" % n)
@@ -61,10 +81,9 @@ def rendered(request, tmp_path_factory):
     (tmp / "hosts.yml").write_text(json.dumps({"all": {"hosts": {h: {} for h in hosts}}}))
     extra = {"ansible_python_interpreter": sys.executable, "report_evidence_dir": str(tmp / "evidence"),
              "probes_report_dir": str(tmp / "report")}
-    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
-    proc = subprocess.run(["ansible-playbook", "-i", str(tmp / "hosts.yml"), "-f", "10", PLAYBOOK,
-                           "-e", json.dumps(extra)], capture_output=True, text=True, env=env, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    t0 = time.monotonic()
+    playbook(tmp / "hosts.yml", extra)
+    print("report of %d hosts made in %.1f s" % (n, time.monotonic() - t0))
     if CHROMIUM is None:
         pytest.fail("chromium is not installed (make test installs Debian's chromium package)")
     html = tmp / "report" / "report.html"
@@ -72,10 +91,15 @@ def rendered(request, tmp_path_factory):
     dom = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, "--user-data-dir=%s" % profile, "--dump-dom", html.as_uri()],
                          capture_output=True, text=True, timeout=120, check=True).stdout
     shot = tmp / "report" / ("report-%d-hosts.png" % n)
-    subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, "--user-data-dir=%s" % profile, "--window-size=1400,1000",
+    subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, "--user-data-dir=%s" % profile, "--window-size=%d,%d" % SCREEN,
                     "--screenshot=%s" % shot, html.as_uri()], capture_output=True, timeout=120, check=True)
     print("report screenshot (%d hosts): %s (%d bytes)" % (n, shot, shot.stat().st_size))
-    return hosts, dom, shot, (tmp / "report" / "summary.md").read_text()
+    measured = tmp / "report" / "latest" / "measured.html"
+    measured.write_text(html.read_text().replace("</body>", MEASURE))
+    laid = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, "--user-data-dir=%s" % profile, "--window-size=%d,%d" % SCREEN,
+                           "--dump-dom", measured.as_uri()], capture_output=True, text=True, timeout=120, check=True).stdout
+    layout = dict((k, float(v)) for k, v in re.findall(r'data-(height|fleet-bottom|causes-bottom)="([0-9.]+)"', laid))
+    return hosts, dom, shot, (tmp / "report" / "summary.md").read_text(), tmp, layout
 
 
 def text(html):
@@ -83,21 +107,22 @@ def text(html):
 
 
 def test_fleet_line_comes_first(rendered):
-    hosts, dom, shot, md = rendered
+    hosts, dom, shot, md = rendered[:4]
     passing = [h for h, k in hosts.items() if k == "pass"]
     failing = [h for h, k in hosts.items() if k != "pass"]
     want = "%d of %d host%s pass%s" % (len(passing), len(hosts), "" if len(hosts) == 1 else "s",
                                        "es" if len(hosts) == 1 else "")
     fleet = re.search(r'<p id="fleet"[^>]*>(.*?)</p>', dom, re.S).group(1)
     assert fleet.startswith(want), fleet
-    assert ("failing: " + ", ".join(failing)) in fleet if failing else "failing" not in fleet
+    named = "failing: " + ", ".join(failing[:12]) + (" and %d more" % (len(failing) - 12) if len(failing) > 12 else "")
+    assert named in fleet if failing else "failing" not in fleet
     assert dom.index('id="fleet"') < dom.index('id="hosts"')
     assert [line for line in md.splitlines() if line.startswith("**")][0].startswith("**%s**" % want), md
     assert shot.stat().st_size > 10000
 
 
 def test_failing_hosts_first(rendered):
-    hosts, dom, _, md = rendered
+    hosts, dom, _, md = rendered[:4]
     rows = re.findall(r'class="host-row" data-host="([^"]+)" data-passed="(true|false)"', dom)
     assert sorted(h for h, _ in rows) == sorted(hosts)
     flags = [p == "true" for _, p in rows]
@@ -108,7 +133,7 @@ def test_failing_hosts_first(rendered):
 
 
 def test_run_metadata(rendered):
-    hosts, dom, _, _ = rendered
+    hosts, dom, _, _ = rendered[:4]
     run = text(re.search(r'<table id="run">(.*?)</table>', dom, re.S).group(1))
     version = re.search(r"^version: (\S+)", open(os.path.join(REPO, "galaxy.yml")).read(), re.M).group(1)
     assert "collection glm53.serving %s" % version in run
@@ -119,7 +144,7 @@ def test_run_metadata(rendered):
 
 
 def test_latencies_are_on_the_page(rendered):
-    hosts, dom, _, _ = rendered
+    hosts, dom, _, _ = rendered[:4]
     body = text(dom)
     assert "greeting 2.13 s" in body
     assert "(slowest 380.0 s)" in body
@@ -128,13 +153,103 @@ def test_latencies_are_on_the_page(rendered):
 
 
 def test_a_dead_engine_is_labelled(rendered):
-    hosts, dom, _, md = rendered
+    hosts, dom, _, md = rendered[:4]
     dead = [h for h, k in hosts.items() if k == "dead"]
     for host in dead:
         row = text(re.search(r'data-host="%s" data-passed="false">(.*?)</tr>' % host, dom, re.S).group(1))
         assert "no answer" in row and "not ready; gave up after 1800.2 s" in row and "None" not in row
         assert re.search(r"^\| %s \| FAIL \| no answer \| not ready, gave up after 1800.2 \|" % host, md, re.M)
     assert ">None<" not in dom and "| None |" not in md
+
+
+def expected_causes(hosts):
+    causes = {}
+    for host, kind in hosts.items():
+        if kind != "pass":
+            cause = "chat: repeated_ngram" if kind == "chat" else "engine not ready: connection refused: <url>"
+            causes.setdefault(cause, []).append(host)
+    return sorted(((c, len(h), h) for c, h in causes.items()), key=lambda c: (-c[1], c[0]))
+
+
+@pytest.mark.figures
+def test_the_first_screen_holds_the_summary_and_every_cause(rendered):
+    hosts, dom, _, _, _, layout = rendered
+    rows = [tuple(map(html.unescape, r)) for r in
+            re.findall(r'<tr class="cause"><td>([^<]+)</td><td>(\d+)</td><td>([^<]*)</td></tr>', dom)]
+    want = expected_causes(hosts)
+    assert [(c, int(n)) for c, n, _ in rows] == [(c, n) for c, n, _ in want]
+    for (_c, n, which), (_, _, names) in zip(rows, want):
+        assert which.startswith(", ".join(names[:8])) and (("and %d more" % (int(n) - 8)) in which) == (int(n) > 8)
+    print("%d hosts: page %d px high (%.1f screens of %d px); fleet line ends at %d px, causes at %d px" % (
+        len(hosts), layout["height"], layout["height"] / SCREEN[1], SCREEN[1], layout["fleet-bottom"],
+        layout["causes-bottom"]))
+    assert 0 < layout["fleet-bottom"] <= SCREEN[1] and layout["causes-bottom"] <= SCREEN[1]
+    assert (layout["causes-bottom"] > 0) == bool(want)
+    if len(hosts) == 100:
+        assert layout["height"] <= 3 * SCREEN[1], "the report of 100 hosts is more than three screens"
+
+
+def test_failing_hosts_say_why_in_the_verdict_column(rendered):
+    hosts, dom, _, _, _, _ = rendered
+    for host, kind in hosts.items():
+        row = re.search(r'data-host="%s" data-passed="(?:true|false)">(.*?)</tr>' % host, dom, re.S).group(1)
+        verdict = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)[1]
+        reason = {"pass": None, "chat": "chat math: repeated_ngram",
+                  "dead": "health: connection refused: http://127.0.0.1:8000/health"}[kind]
+        assert (reason is None and "reason" not in verdict) or ('<div class="reason">%s</div>' % reason) in verdict
+
+
+def test_summary_json_and_the_run_folder(rendered):
+    hosts, _, _, _, tmp, _ = rendered
+    report = tmp / "report"
+    summary = json.loads((report / "summary.json").read_text())
+    failing = [h for h, k in hosts.items() if k != "pass"]
+    assert (summary["total"], summary["failed"]) == (len(hosts), len(failing))
+    assert [h["host"] for h in summary["hosts"]][:len(failing)] == failing
+    assert [(c["cause"], c["count"], c["hosts"]) for c in summary["causes"]] == expected_causes(hosts)
+    run = summary["run"]["id"]
+    assert re.match(r"^\d{8}T\d{6}Z$", run) and os.readlink(report / "latest") == "runs/" + run
+    assert sorted(os.listdir(report / "runs")) == [run]
+    for name in ("report.html", "summary.md", "summary.json"):
+        assert os.readlink(report / name) == "latest/" + name and (report / "runs" / run / name).is_file()
+    assert summary["changes"]["since"] is None and summary["run"]["kept"] == []
+
+
+def test_a_limited_run_merges_and_report_yml_remakes_it(tmp_path):
+    """The kept evidence of three hosts; playbooks/report.yml remakes the report from it alone; a run limited to one
+    host that now fails keeps the other two from their files and names the change; runs beyond the limit go."""
+    hosts = fleet(3)
+    report = tmp_path / "report"
+    report.mkdir()
+    for host, kind in hosts.items():
+        (report / ("%s.json" % host)).write_text(json.dumps(evidence(host, kind)))
+    (tmp_path / "hosts.yml").write_text(json.dumps({"all": {"children": {"glm53_serving": {"hosts": {
+        h: {} for h in hosts}}}}}))
+    extra = {"ansible_python_interpreter": sys.executable, "probes_report_dir": str(report)}
+    playbook(tmp_path / "hosts.yml", extra, play=os.path.join(REPO, "playbooks", "report.yml"))
+    first = json.loads((report / "summary.json").read_text())
+    assert first["total"] == 3 and first["run"]["probed"] == [] and first["run"]["kept"] == sorted(hosts)
+    time.sleep(1.1)  # run folders are named to the second
+    (tmp_path / "evidence").mkdir()
+    (tmp_path / "evidence" / "gpu-00.json").write_text(json.dumps(evidence("gpu-00", "dead")))
+    playbook(tmp_path / "hosts.yml", dict(extra, report_evidence_dir=str(tmp_path / "evidence")), "-l", "gpu-00")
+    second = json.loads((report / "summary.json").read_text())
+    assert [h["host"] for h in second["hosts"]] == ["gpu-00", "gpu-01", "gpu-02"]
+    assert second["run"]["probed"] == ["gpu-00"] and second["run"]["kept"] == ["gpu-01", "gpu-02"]
+    assert second["changes"]["since"] == first["run"]["id"] and second["changes"]["stopped_passing"] == ["gpu-00"]
+    assert second["changes"]["started_passing"] == []
+    page = (report / "report.html").read_text()
+    assert page.count('class="host-row"') == 3 and page.count('<div class="kept">kept from') == 2
+    assert "stopped passing: gpu-00" in page
+    assert sorted(os.listdir(report / "runs")) == sorted([first["run"]["id"], second["run"]["id"]])
+    time.sleep(1.1)
+    playbook(tmp_path / "hosts.yml", dict(extra, probes_report_keep_runs=1),
+             play=os.path.join(REPO, "playbooks", "report.yml"))
+    third = json.loads((report / "summary.json").read_text())
+    assert os.listdir(report / "runs") == [third["run"]["id"]]
+    assert third["failed"] == 3 and third["run"]["kept"] == ["gpu-00", "gpu-01", "gpu-02"]
+    assert third["changes"]["since"] == second["run"]["id"] and not third["changes"]["stopped_passing"]
+    assert json.loads((report / "gpu-00.json").read_text())["health"]["ready"] is False  # the limited run kept it
 
 
 def luminance(hexcolour):
