@@ -212,6 +212,11 @@ def test_summary_json_and_the_run_folder(rendered):
     assert sorted(os.listdir(report / "runs")) == [run]
     for name in ("report.html", "summary.md", "summary.json"):
         assert os.readlink(report / name) == "latest/" + name and (report / "runs" / run / name).is_file()
+    page = (report / "report.html").read_text()
+    for host in hosts:  # each host's name links to its evidence, in the run's folder and in the report folder
+        assert '<td><a href="%s.json">%s</a></td>' % (host, host) in page
+        assert json.loads((report / "runs" / run / ("%s.json" % host)).read_text())["host"] == host
+        assert (report / ("%s.json" % host)).is_file()
     assert summary["changes"]["since"] is None and summary["run"]["kept"] == []
 
 
