@@ -15,9 +15,9 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests", "helpers"))
-sys.path.insert(0, os.path.join(REPO, "plugins", "module_utils"))
+sys.path.insert(0, os.path.join(REPO, "collections"))  # this checkout as ansible_collections.glm53.serving
 from make_model import make_model  # noqa: E402
-from _model_files import parse_manifest_text, verify  # noqa: E402
+from ansible_collections.glm53.serving.plugins.module_utils._model_files import parse_manifest_text, verify  # noqa: E402
 
 
 def drop_page_cache():

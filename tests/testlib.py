@@ -41,6 +41,14 @@ REFERENCE_FLAGS = [
 _HANDED_OUT: set[int] = set()
 
 
+def held_port():
+    """A socket of this process listening on a free loopback port: a port another process holds. Close it after."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    return s
+
+
 def free_port() -> int:
     """A port nothing listens on, never one this process handed out before: the kernel offers a port again once
     its probe socket closes, and a stand-in binds its port later, so two objects made before either starts could

@@ -15,9 +15,10 @@ import json
 import os
 import re
 import struct
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+
+from ansible_collections.glm53.serving.plugins.module_utils._atomic_file import write_text
 
 INDEX_NAME = "model.safetensors.index.json"
 SINGLE_NAME = "model.safetensors"
@@ -155,11 +156,7 @@ def load_cache(path):
 def save_cache(path, cache):
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".model-verify-")
-    with os.fdopen(fd, "w") as f:
-        json.dump(cache, f, indent=1, sort_keys=True)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    write_text(path, json.dumps(cache, indent=1, sort_keys=True))
 
 
 def check_config(model_dir, architecture, model_type, quant_method, quant_bits=None):

@@ -71,9 +71,9 @@ unchanged:
 
 import json
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.glm53.serving.plugins.module_utils._atomic_file import write_text
 
 RESERVED = (".", "..", "summary")
 
@@ -86,19 +86,6 @@ def name_problem(host):
     if not isinstance(host, str) or not host or "/" in host or "\0" in host or host in RESERVED:
         return "%r cannot name an evidence file (no '/', not '.', '..' or 'summary')" % (host,)
     return None
-
-
-def write(path, text, mode):
-    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=os.path.dirname(path))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, mode)
-        os.rename(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def main():
@@ -132,7 +119,7 @@ def main():
             continue
         try:
             os.makedirs(p["path"], exist_ok=True)
-            write(target, text, mode)
+            write_text(target, text, mode)
         except OSError as exc:
             module.fail_json(msg="cannot write %s: %s" % (target, exc), written=written, unchanged=unchanged)
     module.exit_json(changed=bool(written), written=written, unchanged=unchanged)

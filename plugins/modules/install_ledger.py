@@ -97,9 +97,9 @@ import grp
 import json
 import os
 import pwd
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.glm53.serving.plugins.module_utils._atomic_file import write_text
 
 KINDS = ("paths", "users", "groups")
 
@@ -187,12 +187,7 @@ def main():
     changed = any(added[k] for k in KINDS)
     new = dict((k, ledger[k] + added[k]) for k in KINDS)
     if changed and not module.check_mode:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".ledger.")
-        with os.fdopen(fd, "w") as fh:
-            json.dump(new, fh, indent=1, sort_keys=True)
-            fh.write("\n")
-        os.chmod(tmp, 0o644)
-        os.rename(tmp, p["path"])
+        write_text(p["path"], json.dumps(new, indent=1, sort_keys=True) + "\n")
     if lock is not None:
         os.close(lock)  # releases the lock
     module.exit_json(changed=changed, ledger=new, added=added)

@@ -96,10 +96,10 @@ changed:
 
 import os
 import re
-import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.glm53.serving.plugins.module_utils._atomic_file import write_text
 
 _SUCCESS_RE = re.compile(r'^glm53_probe_last_success_timestamp_seconds\{probe="([a-z]+)"\} ([0-9.eE+]+)$')
 _TIME_RE = re.compile(r"^glm53_probe_(last_run|last_success)_timestamp_seconds")
@@ -211,15 +211,9 @@ def main():
     out = dict(path=path, release=release, verdicts=verdicts(module.params["result"]), changed=changed)
     if module.check_mode:
         module.exit_json(written=False, **out)
-    fd, tmp = tempfile.mkstemp(prefix=".glm53_probes.", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        write_text(path, text, mode)
     except OSError as exc:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
         module.fail_json(msg="writing %s failed: %s" % (path, exc))
     module.exit_json(written=True, **out)
 

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from testlib import COLLECTIONS_ROOT, FAKES, FIXTURES, failures_by_host
+from testlib import COLLECTIONS_ROOT, FAKES, FIXTURES, failures_by_host, held_port
 
 PLAYBOOK = os.path.join(os.path.dirname(__file__), "preflight", "playbook.yml")
 
@@ -117,9 +117,7 @@ BAD_HOSTS = {
 def bad_hosts(tmp_path_factory):
     """Every bad host in one run (one inventory host per case, all on this machine), the last one's port held."""
     tmp = tmp_path_factory.mktemp("bad-hosts")
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
+    listener = held_port()
     cases = dict(BAD_HOSTS)
     cases["port_held"] = ({"preflight_serve_port": listener.getsockname()[1]},
                           ["preflight_serve_port=%d is held by pid %d" % (listener.getsockname()[1], os.getpid())])

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import stat
 import subprocess
 import sys
 
 import pytest
 
-from testlib import FIXTURES, REPO, exec_argv, failures_by_host, normalise, run_serve_role as run_role
+from testlib import FIXTURES, REPO, exec_argv, failures_by_host, held_port, normalise, run_serve_role as run_role
 from testlib import run_serve_role_hosts as run_role_hosts
 
 
@@ -132,9 +131,7 @@ GUARDS = {
 def guarded(tmp_path_factory):
     """Every unsafe setting in one run (one inventory host per case), and a port another process holds."""
     tmp = tmp_path_factory.mktemp("guards")
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
+    listener = held_port()
     cases = dict((name, overrides) for name, (overrides, _words) in GUARDS.items())
     cases["port_held"] = {"serve_port": listener.getsockname()[1]}
     try:
