@@ -7,14 +7,14 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 name: fleet_report
-short_description: Sum up a fleet's probe evidence: counts per group, failures grouped by cause, changes since the last run
+short_description: "Sum up a fleet's probe evidence: counts per group, failures grouped by cause, changes since the last run"
 version_added: "0.3.0"
 description:
   - Takes every host's probe evidence (the probes role's C(probes_result), or the JSON file of it kept in
     C(probes_report_dir)) and returns the summary that the report shows first and that C(summary.json) holds.
-  - Each failing host gets one cause per kind of failure, named by its class and not by its figures, so hosts that
-    fail the same way count as one cause. Examples are C(engine not ready: connection refused),
-    C(chat: repeated_ngram) and C(needle: missed). Each failing host also gets a one-line reason, its first failure.
+  - "Each failing host gets one cause per kind of failure, named by its class and not by its figures, so hosts that
+    fail the same way count as one cause, such as C(engine not ready: connection refused: <url>),
+    C(chat: repeated_ngram) or C(needle: missed). Each failing host also gets a one-line reason, its first failure."
   - The changes are counted against the last run before this one. That is the previous summary, or the base that
     summary was itself compared with when it came from this same run, as an earlier batch of a rollout does.
 positional: _input
