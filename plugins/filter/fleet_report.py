@@ -199,20 +199,18 @@ def fleet_report(evidence, order=None, groups=None, probed=None, previous=None, 
     if previous is not None and not isinstance(previous, dict):
         raise AnsibleFilterError("fleet_report: previous must be the last summary (a mapping) or nothing")
     run = dict(run or {})
-    order = list(order or [])
-    rank = dict((h, i) for i, h in enumerate(order))
-    by_host = dict((e["host"], e) for e in merge_evidence(evidence, order, kept_dir))
+    merged = merge_evidence(evidence, order, kept_dir)  # in inventory order; reads only hosts evidence lacks
     if kept_dir and previous is None:
         last = read_json(os.path.join(kept_dir, "summary.json"))
         previous = last if isinstance(last, dict) and isinstance(last.get("hosts"), list) else None
-    names = sorted(by_host, key=lambda h: (rank.get(h, len(order)), h))
-    probed = [h for h in names if h in set(probed or [])]
+    names = [e["host"] for e in merged]
+    this_run = set(probed or [])
+    probed = [h for h in names if h in this_run]
     hosts = []
-    for name in names:
-        e = by_host[name]
-        hosts.append({"host": name, "passed": bool(e.get("passed")), "reason": host_reason(e),
+    for e in merged:
+        hosts.append({"host": e["host"], "passed": bool(e.get("passed")), "reason": host_reason(e),
                       "causes": host_causes(e), "engine_version": e.get("engine_version"),
-                      "engine_commit": e.get("engine_commit"), "time": e.get("time"), "probed": name in probed})
+                      "engine_commit": e.get("engine_commit"), "time": e.get("time"), "probed": e["host"] in this_run})
     hosts = [h for h in hosts if not h["passed"]] + [h for h in hosts if h["passed"]]
     causes = {}
     for h in hosts:
@@ -224,7 +222,8 @@ def fleet_report(evidence, order=None, groups=None, probed=None, previous=None, 
     for group, members in sorted((groups or {}).items()):
         if group in ("all", "ungrouped") or not isinstance(members, (list, tuple)):
             continue
-        present = [h for h in hosts if h["host"] in set(members)]
+        members = set(members)
+        present = [h for h in hosts if h["host"] in members]
         if present:
             group_list.append({"group": group, "hosts": len(present), "passed": sum(1 for h in present if h["passed"]),
                                "failed": sum(1 for h in present if not h["passed"])})
