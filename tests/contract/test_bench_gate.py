@@ -12,13 +12,13 @@ import time
 
 import pytest
 
+from make_model import write_tokenizer
 from testlib import COLLECTIONS_ROOT, REPO, StandIn
 
 VENV = os.environ.get("GLM53_VLLM_CONTRACT_VENV", "")
 if not os.path.exists(os.path.join(VENV, "bin", "python")):  # pragma: no cover - a setup error, not a skip
     raise RuntimeError("GLM53_VLLM_CONTRACT_VENV=%r is not a venv; run make test (it makes the venv)" % VENV)
 PLAYBOOK = os.path.join(REPO, "tests", "contract", "gate", "gate.yml")
-SHIM = os.path.join(REPO, "tests", "contract", "vllm_bench.py")
 # 128 tokens at 50 ms each: a request takes 6.4 s from its arrival at the stand-in (its clock counts from then, so
 # a loaded machine's scheduling is inside that time, not on top of it); what is left outside it (the stream, the
 # client's own scheduling) measured up to 1 s a run under load, under the gate's 10 % of a 12.8 s run (one run each:
@@ -29,24 +29,15 @@ DECODE_S, SLOW_DECODE_S = 0.05, 0.0667
 LOAD = {"probes_bench_input_len": 64, "probes_bench_output_len": 128, "probes_bench_num_prompts": 16,
         "probes_bench_max_concurrency": 8, "probes_bench_repeats": 1, "probes_bench_long_input_len": 20000}
 
-TOKENIZER = r"""
-import sys
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-from transformers import PreTrainedTokenizerFast
-words = ["<unk>", "<eos>"] + ["w%d" % i for i in range(4000)]
-tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
-tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-tok.decoder = decoders.WordPiece(prefix="##")
-fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", eos_token="<eos>")
-fast.chat_template = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
-fast.save_pretrained(sys.argv[1])
-"""
-
 
 def vllm_executable(path):
+    """A release's `vllm`: the stand-in's CLI, whose `vllm bench` runs the real vLLM 0.28.0 client of the contract
+    venv (as in the fleet scenario's containers)."""
     os.makedirs(os.path.dirname(path))
     with open(path, "w") as f:
-        f.write("#!/bin/sh\nexec env -u PYTHONPATH %s %s \"$@\"\n" % (os.path.join(VENV, "bin", "python"), SHIM))
+        f.write("#!/bin/sh\nexec env VLLM_STANDIN_BENCH_PYTHON=%s PYTHONPATH=%s %s -m vllm.entrypoints.cli.main"
+                " \"$@\"\n" % (os.path.join(VENV, "bin", "python"), os.path.join(REPO, "tests", "standin"),
+                                 sys.executable))
     os.chmod(path, 0o755)
 
 
@@ -55,8 +46,7 @@ def gate(tmp_path_factory, request):
     tmp = tmp_path_factory.mktemp("gate")
     model = tmp / "model"  # a model directory with what the benchmark reads of one: its tokenizer
     model.mkdir()
-    subprocess.run([os.path.join(VENV, "bin", "python"), "-c", TOKENIZER, str(model)], check=True,
-                   capture_output=True, text=True, timeout=300)
+    write_tokenizer(str(model))
     servers = {}
     for name, decode in (("old", DECODE_S), ("same", DECODE_S), ("slow", SLOW_DECODE_S)):
         (tmp / name).mkdir()

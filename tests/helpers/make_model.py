@@ -4,7 +4,8 @@
 Shards are real safetensors files (8-byte header length, JSON header with dtype/shape/data_offsets,
 then the tensor bytes, random so every shard hashes differently); the index maps every tensor to its
 shard and states total_size; config.json says Glm5NextForCausalLM / glm5_next / AWQ 4-bit; the manifest
-is sha256sum output. Standard library only, so it runs inside the test containers too.
+is sha256sum output. The tokenizer files are what a client reads of a real model directory (vLLM's own
+`vllm bench serve` loads them with transformers): a word-level tokenizer of 4,002 tokens, written as JSON. Standard library only, so it runs inside the test containers too.
 """
 import argparse
 import hashlib
@@ -36,6 +37,29 @@ def write_shard(path, tensors):
     return h.hexdigest(), offset
 
 
+def write_tokenizer(directory, words=4000):
+    """tokenizer.json, tokenizer_config.json and chat_template.jinja, as transformers saves a fast word-level
+    tokenizer (whitespace split, "<unk>" and "<eos>" special)."""
+    special = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                "normalized": False, "special": True} for i, t in enumerate(("<unk>", "<eos>"))]
+    vocab = {"<unk>": 0, "<eos>": 1}
+    vocab.update(("w%d" % i, i + 2) for i in range(words))
+    single = [{"Sequence": {"id": "A", "type_id": 0}}]
+    tokenizer = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": special, "normalizer": None,
+                 "pre_tokenizer": {"type": "WhitespaceSplit"},
+                 "post_processor": {"type": "TemplateProcessing", "single": single,
+                                    "pair": single + [{"Sequence": {"id": "B", "type_id": 1}}], "special_tokens": {}},
+                 "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+                 "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "<unk>"}}
+    with open(os.path.join(directory, "tokenizer.json"), "w") as f:
+        json.dump(tokenizer, f)
+    with open(os.path.join(directory, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "<unk>", "eos_token": "<eos>",
+                   "model_max_length": 1048576}, f, indent=1)
+    with open(os.path.join(directory, "chat_template.jinja"), "w") as f:
+        f.write("{% for m in messages %}{{ m['content'] }} {% endfor %}")
+
+
 def make_model(directory, shards=4, shard_mib=1.0, manifest=None):
     os.makedirs(directory, exist_ok=True)
     weight_map, digests, total = {}, {}, 0
@@ -52,6 +76,7 @@ def make_model(directory, shards=4, shard_mib=1.0, manifest=None):
         json.dump({"architectures": ["Glm5NextForCausalLM"], "model_type": "glm5_next",
                    "max_position_embeddings": 1048576,
                    "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}}, f, indent=1)
+    write_tokenizer(directory)
     manifest = manifest or os.path.join(directory + ".sha256")
     with open(manifest, "w") as f:
         f.writelines("%s  %s\n" % (d, n) for n, d in sorted(digests.items()))

@@ -346,3 +346,22 @@ def test_render_chat_opens_think():
     assert render_chat([{"role": "user", "content": "hi"}]).endswith("<|assistant|>\n<think>")
     with pytest.raises(ValueError):
         render_chat([])
+
+
+def test_bench_runs_the_real_client_or_says_it_is_missing(tmp_path):
+    """`vllm bench ...` of the stand-in runs vLLM's own benchmark client with the Python that
+    VLLM_STANDIN_BENCH_PYTHON names (isolated, so the real vllm is imported); without one it says so."""
+    from testlib import VLLM
+    missing = subprocess.run([*VLLM, "bench", "serve", "--help"], capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "VLLM_STANDIN_BENCH_PYTHON": str(tmp_path / "none" / "python")})
+    assert missing.returncode == 2 and "benchmark client is the real vLLM 0.28.0's" in missing.stderr, missing.stderr
+    assert str(tmp_path / "none" / "python") in missing.stderr
+    client = tmp_path / "python"  # records how it was run, as the real interpreter would be
+    client.write_text("#!/bin/sh\nprintf '%s\\n' \"$@\" > " + str(tmp_path / "argv") + "\n")
+    client.chmod(0o755)
+    ran = subprocess.run([*VLLM, "bench", "serve", "--seed", "0"], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "VLLM_STANDIN_BENCH_PYTHON": str(client)})
+    assert ran.returncode == 0, ran.stderr
+    argv = (tmp_path / "argv").read_text().split("\n")[:-1]
+    assert argv[0] == "-I" and argv[1].endswith(os.path.join("vllm", "standin", "bench_client.py"))
+    assert argv[2:] == ["bench", "serve", "--seed", "0"]

@@ -2,3 +2,6 @@
 # (tests/helpers/make_fixture_repos.py) has a commit that sets it to a broken behaviour, so an upgrade to that
 # commit installs an engine that starts but answers garbage, as a bad real build would.
 BEHAVIOUR = None
+# Each token's emulated decode time (VLLM_STANDIN_DECODE_S_PER_TOKEN) is multiplied by this. The fixture fork has a
+# commit that sets it to 4/3: a correct build that decodes 25 % fewer tokens a second (the performance gate's story).
+DECODE_SCALE = 1.0

@@ -24,7 +24,8 @@ Knobs (environment):
   VLLM_STANDIN_LATENCY             extra seconds per chat completion (to hold requests in flight)
   VLLM_STANDIN_DECODE_S_PER_TOKEN  emulated decode time per generated token (default 0), so a request
                                    with ignore_eos and a large max_tokens stays in flight (drain tests); a
-                                   larger one is a slower release (the performance gate's tests)
+                                   larger one is a slower release (the performance gate's tests); a build
+                                   scales it by release_defaults.DECODE_SCALE
   VLLM_STANDIN_PREFILL_S_PER_TOKEN emulated prefill time per prompt token (default 0): the time to the first
                                    token grows with the prompt, as a real engine's does
   VLLM_STANDIN_SHM_DIR             where shared-memory blocks go (default /dev/shm)
@@ -580,7 +581,7 @@ def run_server(args) -> int:
 
     engine = Engine(served, mml, behaviour, int(die_after) if die_after else None,
                     float(os.environ.get("VLLM_STANDIN_LATENCY", "0") or 0), api_keys,
-                    float(os.environ.get("VLLM_STANDIN_DECODE_S_PER_TOKEN", "0") or 0),
+                    float(os.environ.get("VLLM_STANDIN_DECODE_S_PER_TOKEN", "0") or 0) * release_defaults.DECODE_SCALE,
                     float(os.environ.get("VLLM_STANDIN_PREFILL_S_PER_TOKEN", "0") or 0))
     scheme = "http"
     if args.ssl_keyfile or args.ssl_certfile:
