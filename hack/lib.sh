@@ -112,25 +112,46 @@ ensure_ship_venv() {
   echo "$want" >"$stamp"
 }
 
-# The real vLLM 0.28.0 for tests/contract: a Python 3.11 venv (the CPU torch 2.13.0 wheel on these machines
-# is for 3.11), installed --no-deps from a full pin list, cached under $WORK by the list's hash.
-# Cold: about 1 minute plus the 315 MB vLLM wheel download; warm: nothing.
+# The real vLLM 0.28.0 for tests/contract and the fleet scenario's performance gate: a Python 3.11 venv (the CPU
+# torch 2.13.0 wheel on these machines is for 3.11), installed --no-deps from a full pin list, cached under $WORK by
+# the list's hash. Cold: about 1 minute plus the 315 MB vLLM wheel download; warm: nothing. A lock lets two lanes
+# ask for it at once (make test starts it in the background; the contract stage and the fleet scenario wait).
+# Exports GLM53_VLLM_CONTRACT_VENV, and GLM53_VLLM_CONTRACT_PYTHON: the prefix of the Python it was made with, which
+# the fleet's containers mount at the same path (the venv's python links into it), or the venv itself when that
+# Python is the system's (/usr: the containers' own Debian 3.11 stands in, and /usr must not be mounted over).
+contract_venv_paths() {
+  local req=$REPO/tests/contract/requirements-vllm-0.28.0.txt py prefix
+  GLM53_VLLM_CONTRACT_VENV=$WORK/vllm-0.28.0-$(sha1sum "$req" | cut -c1-10)
+  py=$(find_python 11 11) || { echo "no Python 3.11 found (pyenv or /usr/bin); the CPU torch wheel needs it" >&2; return 1; }
+  prefix=$(dirname "$(dirname "$(readlink -f "$py")")")
+  case $prefix in /usr|/usr/local|/) prefix=$GLM53_VLLM_CONTRACT_VENV ;; esac
+  GLM53_VLLM_CONTRACT_PYTHON=$prefix
+  export GLM53_VLLM_CONTRACT_VENV GLM53_VLLM_CONTRACT_PYTHON
+  CONTRACT_PY=$py
+}
+
 ensure_contract_venv() {
-  local req=$REPO/tests/contract/requirements-vllm-0.28.0.txt want dir py t0
-  want=$(sha1sum "$req" | cut -c1-10)
-  dir=$WORK/vllm-0.28.0-$want
+  local req=$REPO/tests/contract/requirements-vllm-0.28.0.txt dir t0 lock rc=0
+  contract_venv_paths || return 1
+  dir=$GLM53_VLLM_CONTRACT_VENV
+  [ -f "$dir/.complete" ] && return 0
+  exec {lock}>"$WORK/.contract-venv.lock"
+  flock "$lock"
   if [ ! -f "$dir/.complete" ]; then
     t0=$(date +%s)
     step "contract venv: real vLLM 0.28.0 with CPU torch (--no-deps, $(grep -c '^[a-zA-Z]' "$req") pins)"
-    py=$(find_python 11 11) || { echo "no Python 3.11 found (pyenv or /usr/bin); the CPU torch wheel needs it" >&2; return 1; }
     rm -rf "$WORK"/vllm-0.28.0-*
-    "$py" -m venv "$dir" || return 1
-    "$dir/bin/pip" install -q --no-deps -r "$req" 2>&1 | grep -v '^WARNING: Location'
-    [ "${PIPESTATUS[0]}" -eq 0 ] || return 1
-    touch "$dir/.complete"
-    echo "contract venv made in $(( $(date +%s) - t0 )) s ($(du -sh "$dir" | cut -f1))"
+    if "$CONTRACT_PY" -m venv "$dir"; then
+      "$dir/bin/pip" install -q --no-deps -r "$req" 2>&1 | grep -v '^WARNING: Location'
+      rc=${PIPESTATUS[0]}
+    else
+      rc=1
+    fi
+    [ "$rc" -eq 0 ] && touch "$dir/.complete" \
+      && echo "contract venv made in $(( $(date +%s) - t0 )) s ($(du -sh "$dir" | cut -f1))"
   fi
-  export GLM53_VLLM_CONTRACT_VENV=$dir
+  exec {lock}>&-
+  return "$rc"
 }
 
 # Galaxy is unreachable: unpack the needed collections and their dependency closure

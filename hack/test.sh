@@ -3,7 +3,8 @@
 #   host lane:      yamllint and shellcheck -> ansible-lint (production) -> ansible-test sanity -> shipped (docs lint,
 #                   docs site, ansible-lint and galaxy-importer on the tarball) -> pytest -> contract
 #                   (real vLLM 0.28.0's parser, cached venv)
-#   molecule lanes: the molecule scenarios, dealt into MOLECULE_LANES, beside the host lane
+#                   -> HOST_LANE_SCENARIOS (molecule build_once)
+#   molecule lanes: the other molecule scenarios, dealt into MOLECULE_LANES, beside the host lane
 # Each stage runs even if an earlier one failed; the last lines are the time profile and the count of stages.
 # Knobs: STAGES="yamllint ansible-lint sanity shipped pytest contract molecule" (subset), SCENARIOS="default ..."
 # (default: every molecule/*/molecule.yml), LANES (3; 1 runs everything in turn), MOLECULE_LANES, and those of
@@ -20,7 +21,10 @@ STAGES=${STAGES:-yamllint ansible-lint sanity shipped pytest contract molecule}
 # engines load and drain, so on two cores three lanes finish in about the time of the longest; LANES=1 runs every
 # stage in turn, in one lane, as before. Each stage's output goes to its own log, printed whole when it ends.
 LANES=${LANES:-3}
-MOLECULE_LANES=${MOLECULE_LANES:-"fleet build_once;default tmux build"}
+MOLECULE_LANES=${MOLECULE_LANES:-"fleet;default tmux build"}
+# Scenarios the host lane runs after its stages (with LANES >= 3), once dockerd and the image are up: a short one,
+# so the fleet lane, the longest, holds the fleet scenario alone.
+HOST_LANE_SCENARIOS=${HOST_LANE_SCENARIOS:-build_once}
 
 kill_tree() {  # pid...: each process and its descendants
   local p
@@ -150,6 +154,8 @@ stage_contract() {
 }
 
 molecule_scenario() {  # one scenario: molecule's output through the profiler (its exit status kept: pipefail)
+  # the fleet's performance-gate story runs vLLM 0.28.0's own benchmark client: the contract venv, mounted
+  if [ "$1" = fleet ]; then ensure_contract_venv || return 1; fi
   timeout "${SCENARIO_TIMEOUT:-3600}" molecule test -s "$1" 2>&1 | python3 hack/profile_log.py tee "$PROFILE/molecule-$1.tsv" "$1"
 }
 
@@ -174,6 +180,20 @@ host_lane() {
       *) echo "unknown stage $stage"; printf '%s\t0\t2\thost\t0\n' "$stage" >>"$PROFILE/stages.tsv" ;;
     esac
   done
+  [ "$LANES" -ge 3 ] && [ "$want_molecule" = 1 ] || return 0
+  for stage in $(host_lane_scenarios); do
+    until [ -f "$PROFILE/docker.ready" ] || [ -f "$PROFILE/docker.failed" ]; do sleep 5; done
+    [ -f "$PROFILE/docker.ready" ] || break  # start_molecule counted the failure
+    run_stage "molecule:$stage" molecule_scenario "$stage"
+  done
+}
+
+host_lane_scenarios() {  # those of HOST_LANE_SCENARIOS that this run wants
+  local all s
+  all=$(for f in molecule/*/molecule.yml; do basename "$(dirname "$f")"; done | tr "\n" " ")
+  for s in $HOST_LANE_SCENARIOS; do
+    case " ${SCENARIOS:-${SCENARIO:-$all}} " in *" $s "*) echo "$s" ;; esac
+  done
 }
 
 # The scenarios to run (SCENARIOS, default every molecule/*/molecule.yml), dealt into MOLECULE_LANES' lanes (a
@@ -184,6 +204,8 @@ molecule_lanes() {
   want=" ${SCENARIOS:-${SCENARIO:-$all}} "
   for s in $want; do [ -f "molecule/$s/molecule.yml" ] || { echo "no scenario $s" >&2; return 1; }; done
   IFS=';' read -ra lanes <<<"$MOLECULE_LANES"
+  # with three lanes or more, the host lane runs HOST_LANE_SCENARIOS
+  if [ "$LANES" -ge 3 ]; then placed+="$(host_lane_scenarios | tr "\n" " ")"; fi
   for lane in "${lanes[@]}"; do
     i=""
     for s in $lane; do
@@ -206,14 +228,23 @@ molecule_lane() {  # scenarios...
 ensure_apt
 ensure_venv || exit 1
 ensure_collections || exit 1
+# The contract venv (real vLLM 0.28.0), made in the background while the lanes start: the contract stage and the
+# fleet scenario wait for it (ensure_contract_venv's lock). Its paths are exported now, for molecule's mounts.
+# Without a Python 3.11 the contract stage and the fleet scenario fail, each saying why.
+if contract_venv_paths; then
+  case " $STAGES " in
+    *" contract "*|*" molecule "*) ensure_contract_venv >"$PROFILE/contract-venv.log" 2>&1 & ;;
+  esac
+fi
 
 start_molecule() {  # the daemon and the image (in this shell: the teardown stops what it started), then the lanes
   local t0 rc n=0 lane ml
-  ml=$(molecule_lanes) || { printf 'molecule\t0\t2\tmolecule\t0\n' >>"$PROFILE/stages.tsv"; return; }
+  ml=$(molecule_lanes) || { printf 'molecule\t0\t2\tmolecule\t0\n' >>"$PROFILE/stages.tsv"; touch "$PROFILE/docker.failed"; return; }
   mapfile -t mlanes <<<"$ml"
   t0=$(date +%s)
   start_dockerd && ensure_images; rc=$?
   printf 'docker\t%s\t%s\tmolecule\t%s\n' "$(( $(date +%s) - t0 ))" "$rc" "$(( t0 - T0 ))" >>"$PROFILE/stages.tsv"
+  if [ "$rc" -eq 0 ]; then touch "$PROFILE/docker.ready"; else touch "$PROFILE/docker.failed"; fi
   [ "$rc" -eq 0 ] || return
   for lane in "${mlanes[@]}"; do
     n=$((n + 1))

@@ -10,7 +10,8 @@ DEST/flashinfer.git  bare "FlashInfer": a tiny flashinfer-python package with a 
                      whose build writes flashinfer/_build_meta.py (__git_version__) as the real one does.
 DEST/spdlog.git      the submodule.
 DEST/commits.json    the hashes: base, mhc, longctx, minimum, descendant, broken (a descendant on the branch
-                     broken-release whose engine answers garbage), side, flashinfer.
+                     broken-release whose engine answers garbage), slow (a descendant on the branch slow-release
+                     whose engine answers well but decodes 25 % slower), side, flashinfer.
 Standard library and the git CLI only, so it runs inside the test containers too.
 """
 import json
@@ -120,6 +121,12 @@ def main(standin, dest):
     with open(os.path.join(fork, "vllm", "standin", "release_defaults.py"), "a") as f:
         f.write('BEHAVIOUR = "gibberish"  # the broken build\n')
     hashes["broken"] = commit(fork, "a later change that breaks generation", "broken")
+    # A later commit that is correct but slower: each token takes 4/3 of the time, 25 % less output throughput (a
+    # kernel fallback, a missed CUDA-graph capture); only a benchmark tells it from a good build.
+    git(fork, "checkout", "-q", "-b", "slow-release", hashes["descendant"])
+    with open(os.path.join(fork, "vllm", "standin", "release_defaults.py"), "a") as f:
+        f.write("DECODE_SCALE = 4 / 3  # the slow build\n")
+    hashes["slow"] = commit(fork, "a later change that decodes 25 % slower", "slow")
     git(fork, "checkout", "-q", "sm89-longctx-fix-v2")
     git(fork, "checkout", "-q", "-b", "side-experiment", hashes["base"])
     hashes["side"] = commit(fork, "an experiment that is not on the fixed branch", "side")

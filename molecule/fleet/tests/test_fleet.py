@@ -282,6 +282,44 @@ def _when(stamp):
 
 
 @pytest.fixture(scope="module")
+def slow():
+    with open(os.path.join(EPH, "slow.json")) as f:
+        return json.load(f)
+
+
+def test_a_slower_release_is_rolled_back_by_the_performance_gate(host, slow):
+    """An upgrade to a commit that answers well but decodes 25 % slower, with rollout_bench on: vLLM 0.28.0's own
+    `vllm bench serve` on the canary before (the serving release) and after (the new one); the gate rolls it back
+    with both figures in the message and stops the upgrade, the other hosts untouched."""
+    name = host.backend.get_hostname()
+    assert slow["rc"] != 0
+    assert "+g" + slow["descendant"][:9] in slow["version_after"][name], slow["version_after"]
+    if name == HOSTS[0]:
+        match = re.search(r"rolled back from (\S+) to (\S+) because (output throughput ([\d.]+) -> ([\d.]+) tok/s "
+                          r"\(([-+][\d.]+) %[^)]*\)[^\n\\]*?)(?:\. It serves again|\\n|\n)", slow["output"])
+        assert match, slow["output"][-3000:]
+        assert match.group(1).startswith(slow["slow"][:10]) and match.group(2).startswith(slow["descendant"][:10])
+        old, new, pct = float(match.group(4)), float(match.group(5)), float(match.group(6))
+        print("performance gate on %s: %s" % (name, match.group(3)))
+        assert "the median of 1 vllm bench serve runs" in match.group(3), match.group(3)
+        assert pct < -15, "25 %% slower by construction: %s" % match.group(3)
+        assert slow["pid_after"][name] != slow["pid_before"][name]
+        # the report of that run holds both releases' figures, side by side
+        report = json.load(open(os.path.join(EPH, "slow-report", name + ".json")))
+        assert any("rolled back from" in n for n in report["notes"]), report["notes"]
+        html = open(os.path.join(EPH, "slow-report", "report.html")).read()
+        assert "Benchmark (vllm bench serve)" in html
+        rows = html.split('<tr class="bench" data-host="%s">' % name)
+        assert len(rows) == 2 and "%.1f" % new in rows[1].split("</tr>")[0], "the new release's figures"
+        base = html.split('<tr class="bench-baseline" data-host="%s">' % name)
+        assert len(base) == 2 and "%.1f" % old in base[1].split("</tr>")[0], "the serving release's figures"
+    else:
+        assert slow["pid_after"][name] == slow["pid_before"][name], "the upgrade went on past the canary"
+        play = slow["output"].split("PLAY [Rolling upgrade of GLM-5.3 serving hosts]")[1].split("PLAY RECAP")[0]
+        assert name not in play
+
+
+@pytest.fixture(scope="module")
 def silences():
     with open(os.path.join(EPH, "silences.json")) as f:
         return sorted(json.load(f), key=lambda s: s["startsAt"])
@@ -290,11 +328,11 @@ def silences():
 def test_every_turn_of_every_rollout_was_silenced_and_the_silence_lifted(silences):
     """Each rollout ran with rollout_alertmanager_url (Debian's Alertmanager on the controller): one silence per host
     turn, on that host alone, made by the role, and expired when the turn ended, also for the turns that failed (the
-    broken upgrade's first host, the second restart's second host)."""
+    broken and the slower upgrades' first host, the second restart's second host)."""
     turns = [(s["comment"].split(" of ")[0], s["matchers"][0]["value"]) for s in silences]
     print("silenced turns: %s" % turns)
     assert turns == ([("restart", h) for h in HOSTS] + [("upgrade", h) for h in HOSTS]
-                     + [("rollback", HOSTS[0])] * 2 + [("upgrade", HOSTS[0])] + [("restart", h) for h in HOSTS[:2]])
+                     + [("rollback", HOSTS[0])] * 2 + [("upgrade", HOSTS[0])] * 2 + [("restart", h) for h in HOSTS[:2]])
     for s in silences:
         assert s["createdBy"] == "glm53.serving.rollout" and s["status"]["state"] == "expired", s
         assert s["matchers"] == [{"name": "host", "value": s["matchers"][0]["value"], "isRegex": False,
