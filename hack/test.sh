@@ -188,20 +188,24 @@ host_lane() {
   done
 }
 
-host_lane_scenarios() {  # those of HOST_LANE_SCENARIOS that this run wants
-  local all s
+wanted_scenarios() {  # the scenarios this run wants: SCENARIOS, or SCENARIO, or every molecule/*/molecule.yml
+  local all
   all=$(for f in molecule/*/molecule.yml; do basename "$(dirname "$f")"; done | tr "\n" " ")
+  echo " ${SCENARIOS:-${SCENARIO:-$all}} "
+}
+
+host_lane_scenarios() {  # those of HOST_LANE_SCENARIOS that this run wants
+  local s
   for s in $HOST_LANE_SCENARIOS; do
-    case " ${SCENARIOS:-${SCENARIO:-$all}} " in *" $s "*) echo "$s" ;; esac
+    case $(wanted_scenarios) in *" $s "*) echo "$s" ;; esac
   done
 }
 
 # The scenarios to run (SCENARIOS, default every molecule/*/molecule.yml), dealt into MOLECULE_LANES' lanes (a
 # scenario in no lane goes to the shortest list); with LANES=1 or 2, one molecule lane holds them all.
 molecule_lanes() {
-  local all want lane s out=() placed=" " i
-  all=$(for f in molecule/*/molecule.yml; do basename "$(dirname "$f")"; done | tr "\n" " ")
-  want=" ${SCENARIOS:-${SCENARIO:-$all}} "
+  local want lane s out=() placed=" " i
+  want=$(wanted_scenarios)
   for s in $want; do [ -f "molecule/$s/molecule.yml" ] || { echo "no scenario $s" >&2; return 1; }; done
   IFS=';' read -ra lanes <<<"$MOLECULE_LANES"
   # with three lanes or more, the host lane runs HOST_LANE_SCENARIOS

@@ -109,7 +109,6 @@ uploaded:
   type: bool
 """
 
-import base64
 import hashlib
 import os
 import re
@@ -200,10 +199,9 @@ def main():
     except OSError as exc:
         module.fail_json(msg="cannot read %s: %s" % (p["path"], exc))
     sha256 = hashlib.sha256(content).hexdigest()
-    headers = {}
-    if p["username"]:
-        token = base64.b64encode(("%s:%s" % (p["username"], p["password"] or "")).encode("utf-8")).decode("ascii")
-        headers["Authorization"] = "Basic " + token
+    # basic authentication, sent with the first request (open_url's own options)
+    auth = dict(url_username=p["username"], url_password=p["password"] or "", force_basic_auth=True) \
+        if p["username"] else {}
     page_url = p["simple_url"].rstrip("/") + "/" + project + "/"
     result = dict(changed=False, filename=filename, name=name, project=project, version=version, sha256=sha256,
                   requirement="%s==%s --hash=sha256:%s" % (name, version, sha256), uploaded=False)
@@ -212,8 +210,8 @@ def main():
         # No redirect is followed: pypiserver sends a project it does not have to its fallback (PyPI), whose page
         # for the same name is another project's (PyPI's flashinfer_python-0.6.18-py3-none-any.whl is not this build).
         try:
-            resp = open_url(page_url, headers=headers, validate_certs=p["validate_certs"], timeout=p["timeout"],
-                            follow_redirects="none")
+            resp = open_url(page_url, validate_certs=p["validate_certs"], timeout=p["timeout"],
+                            follow_redirects="none", **auth)
             return listed_hashes(resp.read().decode("utf-8", "replace"), filename)
         except HTTPError as exc:
             if exc.code == 404 or 300 <= exc.code < 400:
@@ -237,8 +235,8 @@ def main():
               ("sha256_digest", sha256)]
     ctype, body = multipart(fields, filename, content)
     try:
-        open_url(p["url"], data=body, method="POST", headers=dict(headers, **{"Content-Type": ctype}),
-                 validate_certs=p["validate_certs"], timeout=p["timeout"])
+        open_url(p["url"], data=body, method="POST", headers={"Content-Type": ctype},
+                 validate_certs=p["validate_certs"], timeout=p["timeout"], **auth)
     except HTTPError as exc:
         detail = exc.read().decode("utf-8", "replace")[:500]
         module.fail_json(msg="uploading %s to %s: HTTP %s %s %s" % (filename, p["url"], exc.code, exc.reason, detail),
