@@ -42,3 +42,24 @@ def test_pruning_removes_old_releases_and_never_a_folder_it_did_not_make(tmp_pat
     assert (releases / "other-software" / "payload.txt").read_text() == "other-software\n"
     assert json.loads((releases / "r3" / "release.json").read_text())["id"] == "r3"
 
+
+
+def test_an_interpreter_the_service_user_cannot_run_is_refused_and_its_venv_removed(tmp_path):
+    """A venv made of an interpreter behind a private folder (pyenv's under /root, say) would start, as the service
+    user, with "bad interpreter: Permission denied" only: the role refuses it when it makes the venv, names the
+    setting, and removes that venv so that the rerun after the fix makes it again."""
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    os.chmod(private, 0o700)
+    (private / "python3").symlink_to(sys.executable)
+    venv = tmp_path / "venv"
+    extra = {"ansible_python_interpreter": sys.executable, "venv_python": str(private / "python3"),
+             "venv_path": str(venv), "venv_service_user": "nobody"}
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
+    proc = subprocess.run(["ansible-playbook", "-i", "localhost,", os.path.join(REPO, "tests", "integration", "venv",
+                                                                                 "install.yml"),
+                           "-e", json.dumps(extra)], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert proc.returncode == 2, proc.stdout[-3000:]
+    assert "The service user nobody cannot run %s/bin/python, made from venv_python=%s" % (
+        venv, private / "python3") in proc.stdout, proc.stdout[-3000:]
+    assert not venv.exists()
