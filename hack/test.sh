@@ -156,7 +156,7 @@ stage_contract() {
 molecule_scenario() {  # one scenario: molecule's output through the profiler (its exit status kept: pipefail)
   # the fleet's performance-gate story runs vLLM 0.28.0's own benchmark client: the contract venv, mounted
   if [ "$1" = fleet ]; then ensure_contract_venv || return 1; fi
-  timeout "${SCENARIO_TIMEOUT:-3600}" molecule test -s "$1" 2>&1 | python3 hack/profile_log.py tee "$PROFILE/molecule-$1.tsv" "$1"
+  timeout "${SCENARIO_TIMEOUT:-4200}" molecule test -s "$1" 2>&1 | python3 hack/profile_log.py tee "$PROFILE/molecule-$1.tsv" "$1"
 }
 
 host_lane() {
