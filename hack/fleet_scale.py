@@ -249,20 +249,22 @@ def run_playbook(ansible_playbook, fleet, name, forks, extra, env, limit, label)
 
 
 def teardown(fleet):
-    """Stop the fleet's engines (each host's tmux session)."""
+    """Stop the fleet's engines (each host's tmux session and its service user's processes); the host names."""
     try:
         with open(os.path.join(fleet, "inventory.json")) as f:
             hosts = json.load(f)["all"]["children"]["glm53_serving"]["hosts"]
     except (OSError, ValueError, KeyError):
-        return
+        return []
+    # The supervisor's session, then whatever its engine left (it runs as the host's service user).
     for name in hosts:
         subprocess.run(["tmux", "kill-session", "-t", "vllm-glm53-" + name], capture_output=True)
+        subprocess.run(["pkill", "-u", "glm53-" + name], capture_output=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        busy = subprocess.run(["pgrep", "-f", "vllm.entrypoints|bin/vllm serve"], capture_output=True).stdout.split()
-        if not busy:
+        if not any(subprocess.run(["pgrep", "-u", "glm53-" + name], capture_output=True).stdout for name in hosts):
             break
         time.sleep(1)
+    return list(hosts)
 
 
 def table(results):
@@ -336,7 +338,9 @@ def main():
     root = os.path.abspath(a.root)
     fleet = os.path.join(root, "fleet")
     if a.teardown:
-        teardown(fleet)
+        for name in teardown(fleet) or []:  # and the service users this script made
+            subprocess.run(["userdel", "glm53-" + name], capture_output=True)
+            subprocess.run(["groupdel", "glm53-" + name], capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
         return 0
     for tool in ("git", "tmux", "useradd", "runuser"):
