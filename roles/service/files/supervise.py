@@ -37,12 +37,20 @@ import time
 
 
 def say(msg):
-    print("[glm53-supervise] %s %s" % (time.strftime("%Y-%m-%d %H:%M:%S"), msg), flush=True)
+    # The pane can be gone: after `tmux kill-session` the terminal is closed and a write fails (EIO), and the SIGHUP
+    # that follows must still stop the engine, not kill the supervisor in its handler and orphan the engine.
+    try:
+        print("[glm53-supervise] %s %s" % (time.strftime("%Y-%m-%d %H:%M:%S"), msg), flush=True)
+    except OSError:
+        pass
 
 
 def title(text):
-    sys.stdout.write("\033]2;glm53: %s\033\\" % text)
-    sys.stdout.flush()
+    try:
+        sys.stdout.write("\033]2;glm53: %s\033\\" % text)
+        sys.stdout.flush()
+    except OSError:
+        pass
 
 
 def read_env_file(path):
@@ -106,9 +114,9 @@ class Supervisor:
         self.term_sent_at = None
 
     def on_stop(self, signum, _frame):
-        say("signal %d: stopping the engine and the supervisor" % signum)
         self.stopping = True
         self.terminate()
+        say("signal %d: stopping the engine and the supervisor" % signum)
 
     def on_restart(self, _signum, _frame):
         say("relaunch requested")

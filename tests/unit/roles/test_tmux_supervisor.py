@@ -126,6 +126,22 @@ def test_requested_relaunch_returns_once_the_old_engine_is_gone_and_stop_ends_th
                                     capture_output=True, check=False).returncode != 0)
 
 
+def test_killing_the_session_stops_the_engine_too(session):
+    """`tmux kill-session` closes the pane's terminal and sends SIGHUP: the supervisor's handler must still stop the
+    engine (which runs in a process group of its own), though its pane can no longer be written to."""
+    cfg = session("exec sleep 600\n")
+    engine = wait_for(lambda: status(cfg)["engine"])
+    subprocess.run(["tmux", "kill-session", "-t", "=" + session.name], check=True)
+
+    def gone():
+        try:
+            os.kill(engine, 0)
+        except OSError:
+            return True
+        return False
+    wait_for(gone, timeout=10)
+
+
 def test_a_crash_loop_stops_with_a_reason_and_vllm_health_fails_right_after(session, run_module):
     port = free_port()
     cfg = session('echo "RuntimeError: CUDA out of memory (test)"; exit 1\n', crash_loop=True, port=port)
