@@ -11,14 +11,19 @@ import time
 from testlib import COLLECTIONS_ROOT, REPO
 
 
-def run_release(releases, release_id, keep=2):
-    extra = {"ansible_python_interpreter": sys.executable, "venv_releases_dir": str(releases),
-             "venv_release_id": release_id, "venv_releases_keep": keep,
-             "venv_release_pins": {"vllm_fork": "f2935ce322", "flashinfer": "v0.6.18"}}
+def run_step(step, extra):
+    """The venv role's tasks_from STEP alone on this machine (tests/integration/venv/STEP.yml)."""
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
     return subprocess.run(["ansible-playbook", "-i", "localhost,", os.path.join(REPO, "tests", "integration", "venv",
-                                                                                 "release.yml"),
-                           "-e", json.dumps(extra)], capture_output=True, text=True, env=env, timeout=300, check=False)
+                                                                                 step + ".yml"),
+                           "-e", json.dumps({"ansible_python_interpreter": sys.executable, **extra})],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+
+
+def run_release(releases, release_id, keep=2):
+    return run_step("release", {"venv_releases_dir": str(releases), "venv_release_id": release_id,
+                                "venv_releases_keep": keep,
+                                "venv_release_pins": {"vllm_fork": "f2935ce322", "flashinfer": "v0.6.18"}})
 
 
 def test_pruning_removes_old_releases_and_never_a_folder_it_did_not_make(tmp_path):
@@ -44,22 +49,22 @@ def test_pruning_removes_old_releases_and_never_a_folder_it_did_not_make(tmp_pat
 
 
 
-def test_an_interpreter_the_service_user_cannot_run_is_refused_and_its_venv_removed(tmp_path):
+def test_an_interpreter_the_service_user_cannot_run_is_refused_and_made_again_by_the_rerun(tmp_path):
     """A venv made of an interpreter behind a private folder (pyenv's under /root, say) would start, as the service
-    user, with "bad interpreter: Permission denied" only: the role refuses it when it makes the venv, names the
-    setting, and removes that venv so that the rerun after the fix makes it again."""
+    user, with "bad interpreter: Permission denied" only: the role refuses it when it makes the venv and names the
+    setting. It removes only the interpreter link its venv command made (the folder held a file before, which
+    stays), so that the rerun after the fix makes the venv again and tries again."""
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
     os.chmod(private, 0o700)
     (private / "python3").symlink_to(sys.executable)
     venv = tmp_path / "venv"
-    extra = {"ansible_python_interpreter": sys.executable, "venv_python": str(private / "python3"),
-             "venv_path": str(venv), "venv_service_user": "nobody"}
-    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
-    proc = subprocess.run(["ansible-playbook", "-i", "localhost,", os.path.join(REPO, "tests", "integration", "venv",
-                                                                                 "install.yml"),
-                           "-e", json.dumps(extra)], capture_output=True, text=True, env=env, timeout=300, check=False)
+    venv.mkdir()
+    (venv / "notes.txt").write_text("not the collection's\n")
+    proc = run_step("install", {"venv_python": str(private / "python3"), "venv_path": str(venv),
+                                "venv_service_user": "nobody"})
     assert proc.returncode == 2, proc.stdout[-3000:]
     assert "The service user nobody cannot run %s/bin/python, made from venv_python=%s" % (
         venv, private / "python3") in proc.stdout, proc.stdout[-3000:]
-    assert not venv.exists()
+    assert not os.path.lexists(venv / "bin" / "python")
+    assert (venv / "notes.txt").read_text() == "not the collection's\n"
