@@ -52,9 +52,23 @@ def sh(argv, **kw):
     return subprocess.run(argv, check=True, **kw)
 
 
+MARKER = ".glm53-fleet-scale"  # in ROOT: this script made it, so --setup and --teardown may remove what is under it
+MADE_USERS = "made-users.txt"  # in ROOT: the service users this script made (--teardown removes those only)
+
+
+def own_root(root):
+    """Refuse a ROOT this script did not make (an existing folder of someone else's, `/`, ...): nothing under it
+    is ever removed."""
+    if os.path.isdir(root) and os.listdir(root) and not os.path.exists(os.path.join(root, MARKER)):
+        sys.exit("fleet_scale: %s exists and was not made by this script (no %s in it); name another --root"
+                 % (root, MARKER))
+
+
 def prepare(root, wheelhouse):
     """The fleet's shared parts: fixture mirrors, weights, the fake nvidia-smi, the pip wheelhouse."""
+    own_root(root)
     os.makedirs(root, exist_ok=True)
+    open(os.path.join(root, MARKER), "a").close()
     wh = os.path.join(root, "wheelhouse")
     if not os.path.isdir(wh):
         if wheelhouse:
@@ -89,13 +103,15 @@ def host_name(i):
 
 
 def ensure_user(name, home):
+    """Make the host's service user unless it exists; True when this call made it."""
     if subprocess.run(["id", "-u", name], capture_output=True).returncode == 0:
-        return
+        return False
     if subprocess.run(["getent", "group", name], capture_output=True).returncode != 0:
         sh(["groupadd", "--system", name])
     # What the venv role's user task would create: the same group, home, shell and comment, so it finds it as is.
     sh(["useradd", "--system", "--gid", name, "--home-dir", home, "--create-home", "--shell", "/usr/sbin/nologin",
         "--comment", "GLM-5.3 vLLM engine", name])
+    return True
 
 
 def inventory(root, fleet, n, commits, python):
@@ -175,7 +191,9 @@ def inventory(root, fleet, n, commits, python):
             "probes_bench_dir": base + "/var/lib/bench",
         }
         os.makedirs(base + "/shm", exist_ok=True)
-        ensure_user(user, base + "/var/lib")
+        if ensure_user(user, base + "/var/lib"):
+            with open(os.path.join(root, MADE_USERS), "a") as f:
+                f.write(user + "\n")
     return {"all": {"children": {"glm53_serving": {"hosts": hosts, "vars": shared}}}}
 
 
@@ -250,12 +268,12 @@ def run_playbook(ansible_playbook, fleet, name, forks, extra, env, limit, label)
 
 
 def teardown(fleet):
-    """Stop the fleet's engines (each host's tmux session and its service user's processes); the host names."""
+    """Stop the fleet's engines (each host's tmux session and its service user's processes)."""
     try:
         with open(os.path.join(fleet, "inventory.json")) as f:
             hosts = json.load(f)["all"]["children"]["glm53_serving"]["hosts"]
     except (OSError, ValueError, KeyError):
-        return []
+        return
     # The supervisor's session, then whatever its engine left (it runs as the host's service user).
     for name in hosts:
         subprocess.run(["tmux", "kill-session", "-t", "vllm-glm53-" + name], capture_output=True)
@@ -265,7 +283,6 @@ def teardown(fleet):
         if not any(subprocess.run(["pgrep", "-u", "glm53-" + name], capture_output=True).stdout for name in hosts):
             break
         time.sleep(1)
-    return list(hosts)
 
 
 def table(results):
@@ -339,10 +356,17 @@ def main():
         ap.error("unknown playbooks %s (known: %s)" % (unknown, ", ".join(PLAYBOOKS)))
     root = os.path.abspath(a.root)
     fleet = os.path.join(root, "fleet")
+    own_root(root)
     if a.teardown:
-        for name in teardown(fleet) or []:  # and the service users this script made
-            subprocess.run(["userdel", "glm53-" + name], capture_output=True)
-            subprocess.run(["groupdel", "glm53-" + name], capture_output=True)
+        teardown(fleet)
+        try:
+            with open(os.path.join(root, MADE_USERS)) as f:
+                made = f.read().split()
+        except OSError:
+            made = []
+        for user in made:  # the service users this script made, none other
+            subprocess.run(["userdel", user], capture_output=True)
+            subprocess.run(["groupdel", user], capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
         return 0
     for tool in ("git", "tmux", "useradd", "runuser"):

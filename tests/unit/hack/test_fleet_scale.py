@@ -1,6 +1,8 @@
 """hack/fleet_scale.py: which hosts each run takes, the per-host inventory (every path the collection writes on a
 host is the host's own), and the table and scaling lines it prints."""
 import importlib.util
+
+import pytest
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
@@ -30,6 +32,15 @@ def test_every_host_writes_under_its_own_folder_and_listens_on_its_own_port(tmp_
         assert paths and all(p.startswith(base + "/") for p in paths), (name, paths)
         assert hv["venv_service_user"] == "glm53-" + name and hv["service_name"] == "vllm-glm53-" + name
     assert group["vars"]["vllm_fork_build_mode"] == "wheel" and group["vars"]["rollout_bench"] is False
+
+
+def test_a_root_it_did_not_make_is_refused_and_nothing_under_it_removed(tmp_path, monkeypatch):
+    (tmp_path / "theirs.txt").write_text("keep\n")
+    monkeypatch.setattr("sys.argv", ["fleet_scale.py", "--teardown", "--root", str(tmp_path)])
+    with pytest.raises(SystemExit) as exc:
+        fleet_scale.main()
+    assert "was not made by this script" in str(exc.value)
+    assert (tmp_path / "theirs.txt").read_text() == "keep\n"
 
 
 def test_the_table_and_the_per_host_ratio_at_the_largest_n_against_the_smallest():
