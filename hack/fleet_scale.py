@@ -297,17 +297,19 @@ def table(results):
 
 
 def scaling(results):
-    """Per-host wall at the largest N against the smallest, per playbook, with Ansible's defaults (the target: at most
-    1.5x); runs with other settings are in the table only."""
+    """Per-host wall at the largest N against the smallest, per playbook and per settings label (the target: at most
+    1.5x); a playbook run with one settings label at one N only is in the table only."""
     lines = []
-    for pb in PLAYBOOKS:
-        rs = sorted((r for r in results if r["playbook"] == pb and r["rc"] == 0
-                     and r.get("settings", DEFAULT_LABEL) == DEFAULT_LABEL), key=lambda r: r["n"])
-        if len(rs) >= 2:
-            lo, hi = rs[0], rs[-1]
-            ratio = (hi["wall_s"] / hi["n"]) / (lo["wall_s"] / lo["n"])
-            lines.append("%s: per-host wall at N=%d is %.2fx that at N=%d (%.2f s against %.2f s)" % (
-                pb, hi["n"], ratio, lo["n"], hi["wall_s"] / hi["n"], lo["wall_s"] / lo["n"]))
+    labels = sorted({r.get("settings", DEFAULT_LABEL) for r in results}, key=lambda s: (s != DEFAULT_LABEL, s))
+    for label in labels:
+        for pb in PLAYBOOKS:
+            rs = sorted((r for r in results if r["playbook"] == pb and r["rc"] == 0
+                         and r.get("settings", DEFAULT_LABEL) == label), key=lambda r: r["n"])
+            if len(rs) >= 2 and rs[0]["n"] != rs[-1]["n"]:
+                lo, hi = rs[0], rs[-1]
+                ratio = (hi["wall_s"] / hi["n"]) / (lo["wall_s"] / lo["n"])
+                lines.append("%s, %s: per-host wall at N=%d is %.2fx that at N=%d (%.2f s against %.2f s)" % (
+                    pb, label, hi["n"], ratio, lo["n"], hi["wall_s"] / hi["n"], lo["wall_s"] / lo["n"]))
     return "\n".join(lines)
 
 

@@ -47,8 +47,12 @@ def test_the_table_and_the_per_host_ratio_at_the_largest_n_against_the_smallest(
     results = [dict(n=n, forks=f, playbook="verify", settings=fleet_scale.DEFAULT_LABEL, rc=0, wall_s=w, cpu_s=c, peak_rss_mib=m,
                     tasks=34) for n, f, w, c, m in [(10, 5, 11.0, 42.0, 300), (100, 50, 41.0, 420.0, 4700)]]
     results.insert(0, dict(results[0], n=50, settings="pipelining off", wall_s=40.0))  # even when it came first
+    results.append(dict(results[1], settings="Mitogen", playbook="upgrade", wall_s=30.0))
+    results.append(dict(results[2], settings="Mitogen", playbook="upgrade", wall_s=150.0))
     table = fleet_scale.table(results)
     assert "| 100 | 50 | verify | %s | 0 | 41.0 | 0.41 | 420.0 | 4.20 | 4700 | 34 |" % fleet_scale.DEFAULT_LABEL in table
-    # the other settings' run is in the table, not in the ratio
+    # one ratio per playbook and settings label, the defaults first; a label run at one N only is in the table only
     assert fleet_scale.scaling(results) == (
-        "verify: per-host wall at N=100 is 0.37x that at N=10 (0.41 s against 1.10 s)")
+        "verify, %s: per-host wall at N=100 is 0.37x that at N=10 (0.41 s against 1.10 s)\n"
+        "upgrade, Mitogen: per-host wall at N=100 is 0.50x that at N=10 (1.50 s against 3.00 s)"
+        % fleet_scale.DEFAULT_LABEL)
