@@ -37,3 +37,43 @@ def test_a_name_that_cannot_be_a_hosts_file_is_refused_before_any_write(run_modu
     assert os.listdir(tmp_path) == []
     r = run_module(evidence_files, {"path": str(tmp_path), "evidence": [ev("ok")], "mode": "rw"})
     assert r["failed"] and "mode='rw'" in r["msg"]
+
+
+def test_a_runs_folder_links_and_pruning_in_the_same_call(run_module, tmp_path):
+    report = tmp_path / "report"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep\n")
+    (report / "runs" / "20261201T000000Z").mkdir(parents=True)
+    (report / "runs" / "20261202T000000Z").mkdir()
+    os.symlink(outside, report / "runs" / "20261130T000000Z")  # a link in the runs folder: removed, not followed
+    (report / "runs" / "notes").mkdir()  # not a run's name: never removed
+    run = {"id": "20261203T000000Z", "evidence": [ev("gpu-01"), ev("gpu-02", False)],
+           "files": {"report.html": "<html>报告</html>\n", "summary.md": "# 2 hosts\n", "summary.json": "{}\n"},
+           "keep_runs": 2}
+    r = run_module(evidence_files, {"path": str(report), "evidence": [ev("gpu-02", False)], "run": run})
+    assert r["written"] == ["gpu-02"]
+    assert sorted(os.path.basename(p) for p in r["removed_runs"]) == ["20261130T000000Z", "20261201T000000Z"]
+    assert sorted(os.listdir(report / "runs")) == ["20261202T000000Z", "20261203T000000Z", "notes"]
+    assert (outside / "keep.txt").read_text() == "keep\n"
+    folder = report / "runs" / run["id"]
+    assert sorted(os.listdir(folder)) == ["gpu-01.json", "gpu-02.json", "report.html", "summary.json", "summary.md"]
+    assert os.readlink(report / "latest") == "runs/" + run["id"]
+    for name in ("report.html", "summary.md", "summary.json"):
+        assert os.readlink(report / name) == "latest/" + name
+    assert (report / "report.html").read_text() == "<html>报告</html>\n"
+    again = run_module(evidence_files, {"path": str(report), "evidence": [ev("gpu-02", False)],
+                                        "run": dict(run, id="20261204T000000Z")})
+    assert os.readlink(report / "latest") == "runs/20261204T000000Z" and again["removed_runs"] == [
+        str(report / "runs" / "20261202T000000Z")]
+
+
+def test_a_run_in_check_mode_or_with_bad_values_writes_nothing(run_module, tmp_path):
+    run = {"id": "20261203T000000Z", "files": {"report.html": "x"}}
+    r = run_module(evidence_files, {"path": str(tmp_path / "r"), "evidence": [], "run": run}, check_mode=True)
+    assert not r.get("failed") and r["removed_runs"] == [] and not (tmp_path / "r").exists()
+    for bad, says in (({"id": "../x"}, "run.id='../x'"), ({"files": {"../evil": "x"}}, "not ../evil"),
+                      ({"keep_runs": -1}, "run.keep_runs=-1"), ({"evidence": [ev("..")]}, "'..'")):
+        r = run_module(evidence_files, {"path": str(tmp_path / "r"), "evidence": [], "run": dict(run, **bad)})
+        assert r["failed"] and says in r["msg"], r
+    assert not (tmp_path / "r").exists()
