@@ -142,6 +142,15 @@ installed_matches_head:
   returned: when venv is given
   type: bool
   sample: true
+checkout_problems:
+  description:
+    - The problems of the checkout alone (the minimum commit, the fix commits, a shallow or dirty tree), without those
+      of the installed engine. A role that checks both in one run fails on these only when the engine is to be built
+      next anyway.
+  returned: when the checkout could be read
+  type: list
+  elements: str
+  sample: []
 problems:
   description: Everything found wrong, one line each.
   returned: always
@@ -263,6 +272,7 @@ def main():
                   equals_minimum=equals, descends_from_minimum=descends, missing_commits=missing,
                   dirty=bool(dirty_files), dirty_files=dirty_files)
 
+    result["checkout_problems"] = list(problems)
     if p["venv"]:
         info = installed_build(module, p["venv"], "vllm", "vllm")
         if not info.get("installed") and info.get("location") is not None:
