@@ -135,6 +135,12 @@ def test_stale_installed_build_is_caught(run_module, checkout, tmp_path):
     r = run_module(vllm_fork_commit, args(path, commits, venv=str(venv)))
     assert r.failed and not r["installed_matches_head"]
     assert "the build is stale" in r["msg"] and commits["minimum"][:9] in r["msg"]
+    # the checkout itself is fine: the role builds next instead of stopping (it fails on checkout_problems only)
+    assert r["checkout_problems"] == [] and len(r["problems"]) == 1
+    with open(path / "CHANGES.md", "a") as f:
+        f.write("local edit\n")
+    dirty = run_module(vllm_fork_commit, args(path, commits, venv=str(venv)))
+    assert [p for p in dirty["checkout_problems"] if "local modifications" in p] and len(dirty["problems"]) == 2
 
 
 def test_no_vllm_in_the_venv(run_module, checkout, tmp_path):
