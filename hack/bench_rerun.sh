@@ -8,7 +8,8 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO" || exit 1
 runs=${1:-1}
-eph=$(find "$HOME/.ansible/tmp" -maxdepth 1 -name 'molecule.*.default' -printf '%T@ %p\n' 2>/dev/null | sort -rn | head -1 | cut -d' ' -f2)
+# The newest default scenario's folder that molecule converged into (another scenario's run may leave an empty one).
+eph=$(find "$HOME/.ansible/tmp" -maxdepth 2 -path '*/molecule.*.default/ansible.cfg' -printf '%T@ %h\n' 2>/dev/null | sort -rn | head -1 | cut -d' ' -f2)
 if [ -z "$eph" ] || ! docker exec glm53-node1 true 2>/dev/null; then
   echo "bench_rerun: no converged demo host; run make demo first" >&2
   exit 2
