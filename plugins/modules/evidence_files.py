@@ -17,8 +17,9 @@ description:
     sees half a file. A file whose content would not change is left alone.
   - With O(run), the same call also writes the run's report folder C(<path>/runs/<id>/) (the fleet's evidence, one
     file per host, and the report's files), points C(<path>/latest) at it and C(report.html), C(summary.md) and
-    C(summary.json) through C(latest), and removes the oldest run folders beyond O(run.keep_runs). The probes role
-    made this eleven module runs on the controller in every report, a rollout's every turn included.
+    C(summary.json) through C(latest), and removes the oldest run folders beyond O(run.keep_runs), real directories
+    with a run's name only, never a link or a file of that name. The probes role made this eleven module runs on
+    the controller in every report, a rollout's every turn included.
   - Only the Python standard library is needed.
 options:
   path:
@@ -153,8 +154,11 @@ def write_run(path, run, mode, check_mode):
     """The run's folder, the links through latest, the oldest runs removed; returns the removed folders."""
     runs = os.path.join(path, "runs")
     folder = os.path.join(runs, run["id"])
+    # A run folder is a real directory with a run's name, as the role makes them; a link or a file of that name is
+    # someone else's and is left alone.
     try:
-        names = sorted(n for n in os.listdir(runs) if RUN_ID.match(n) and n != run["id"])
+        names = sorted(n for n in os.listdir(runs) if RUN_ID.match(n) and n != run["id"]
+                       and os.path.isdir(os.path.join(runs, n)) and not os.path.islink(os.path.join(runs, n)))
     except OSError:
         names = []
     keep = run["keep_runs"]
@@ -168,11 +172,8 @@ def write_run(path, run, mode, check_mode):
     link("runs/" + run["id"], os.path.join(path, "latest"))
     for name in REPORT_FILES:
         link("latest/" + name, os.path.join(path, name))
-    for old in removed:  # a run folder by its name alone; a link there is removed, not followed
-        if os.path.islink(old):
-            os.unlink(old)
-        else:
-            shutil.rmtree(old)
+    for old in removed:
+        shutil.rmtree(old)
     return removed
 
 

@@ -46,15 +46,17 @@ def test_a_runs_folder_links_and_pruning_in_the_same_call(run_module, tmp_path):
     (outside / "keep.txt").write_text("keep\n")
     (report / "runs" / "20261201T000000Z").mkdir(parents=True)
     (report / "runs" / "20261202T000000Z").mkdir()
-    os.symlink(outside, report / "runs" / "20261130T000000Z")  # a link in the runs folder: removed, not followed
+    os.symlink(outside, report / "runs" / "20261130T000000Z")  # a link with a run's name: not the role's, kept
+    (report / "runs" / "20261129T000000Z").write_text("a file with a run's name: kept\n")
     (report / "runs" / "notes").mkdir()  # not a run's name: never removed
     run = {"id": "20261203T000000Z", "evidence": [ev("gpu-01"), ev("gpu-02", False)],
            "files": {"report.html": "<html>报告</html>\n", "summary.md": "# 2 hosts\n", "summary.json": "{}\n"},
            "keep_runs": 2}
     r = run_module(evidence_files, {"path": str(report), "evidence": [ev("gpu-02", False)], "run": run})
     assert r["written"] == ["gpu-02"]
-    assert sorted(os.path.basename(p) for p in r["removed_runs"]) == ["20261130T000000Z", "20261201T000000Z"]
-    assert sorted(os.listdir(report / "runs")) == ["20261202T000000Z", "20261203T000000Z", "notes"]
+    assert [os.path.basename(p) for p in r["removed_runs"]] == ["20261201T000000Z"]
+    assert sorted(os.listdir(report / "runs")) == ["20261129T000000Z", "20261130T000000Z", "20261202T000000Z",
+                                                   "20261203T000000Z", "notes"]
     assert (outside / "keep.txt").read_text() == "keep\n"
     folder = report / "runs" / run["id"]
     assert sorted(os.listdir(folder)) == ["gpu-01.json", "gpu-02.json", "report.html", "summary.json", "summary.md"]
