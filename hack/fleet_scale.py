@@ -65,8 +65,8 @@ def own_root(root):
 
 
 def prepare(root, wheelhouse):
-    """The fleet's shared parts: fixture mirrors, weights, the fake nvidia-smi, the pip wheelhouse."""
-    own_root(root)
+    """The fleet's shared parts: fixture mirrors, weights, the fake nvidia-smi, the pip wheelhouse. main() has
+    checked own_root(root) already (before anything under it is removed)."""
     os.makedirs(root, exist_ok=True)
     open(os.path.join(root, MARKER), "a").close()
     wh = os.path.join(root, "wheelhouse")
