@@ -302,6 +302,8 @@ def scaling(results):
     lines = []
     labels = sorted({r.get("settings", DEFAULT_LABEL) for r in results}, key=lambda s: (s != DEFAULT_LABEL, s))
     for label in labels:
+        if label.startswith("setup:"):  # a quicker setup's split runs: not one fleet's run at two sizes
+            continue
         for pb in PLAYBOOKS:
             rs = sorted((r for r in results if r["playbook"] == pb and r["rc"] == 0
                          and r.get("settings", DEFAULT_LABEL) == label), key=lambda r: r["n"])
@@ -329,6 +331,51 @@ def slices(runs, playbook, total):
     return out
 
 
+def setup_parallel(a, fleet, total, forks, env):
+    """site.yml on the first host alone (it compiles the wheels and relays them), then on the others in a.setup_parallel
+    runs at once, each with its own report folder (runs that end in the same second must not share one)."""
+    label = "setup: h001, then %d runs at once" % a.setup_parallel
+    r = run_playbook(a.ansible_playbook, fleet, "site", 1, {}, env, host_name(1), "site-setup-1")
+    r.update(n=1, forks=1, playbook="site", hosts="h001", serial="", target="", settings=label)
+    print("setup: site.yml on h001: rc=%d wall %.1f s, %d tasks" % (r["rc"], r["wall_s"], r["tasks"]), flush=True)
+    if r["rc"] != 0 or total == 1:
+        return [r]
+    rest = list(range(2, total + 1))
+    parts = [rest[k::a.setup_parallel] for k in range(a.setup_parallel) if rest[k::a.setup_parallel]]
+    out = [None] * len(parts)
+
+    def one(k):
+        limit = ",".join(host_name(i) for i in parts[k])
+        out[k] = run_playbook(a.ansible_playbook, fleet, "site", max(1, forks // len(parts)),
+                              {"probes_report_dir": os.path.join(fleet, "report-setup-%d" % k)}, env, limit,
+                              "site-setup-part%d" % k)
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=one, args=(k,)) for k in range(len(parts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - t0
+    rc = max(x["rc"] for x in out)
+    # CPU from getrusage(RUSAGE_CHILDREN) is the process's, so each part's figure holds its neighbours' too: the
+    # phase's is the largest of them.
+    summary = {"rc": rc, "wall_s": round(wall, 1), "cpu_s": max(x["cpu_s"] for x in out),
+               "peak_rss_mib": sum(x["peak_rss_mib"] for x in out), "peak_procs": sum(x["peak_procs"] for x in out),
+               "tasks": max(x["tasks"] for x in out), "hosts_in_recap": sum(x["hosts_in_recap"] for x in out),
+               "failed": [h for x in out for h in x["failed"]], "changed": sum(x["changed"] for x in out),
+               "log": " ".join(x["log"] for x in out), "n": total - 1, "forks": max(1, forks // len(parts)),
+               "playbook": "site", "hosts": "h002-%s" % host_name(total), "serial": "", "target": "",
+               "settings": label}
+    print("setup: site.yml on h002-%s in %d runs: rc=%d wall %.1f s, failed: %s" % (
+        host_name(total), len(parts), rc, wall, " ".join(summary["failed"][:5]) or "none"), flush=True)
+    for x in out:
+        if x["rc"] != 0:
+            with open(x["log"], errors="replace") as f:
+                print("".join(line for line in f.readlines()[-60:] if line.strip())[-6000:])
+            break
+    return [r, summary]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", default="/var/tmp/glm53-fleet")
@@ -338,6 +385,10 @@ def main():
     ap.add_argument("--setup", action="store_true",
                     help="make a fleet of the largest N and converge it with site.yml (the forks of the largest N), "
                          "timed like the others; without it, the fleet made earlier is used")
+    ap.add_argument("--setup-parallel", type=int, default=1, metavar="K",
+                    help="converge the fleet in K site.yml runs at once (the first host alone first: it builds the "
+                         "wheels the others install), each with its share of the forks: a quicker setup on a machine "
+                         "of many cores, its rows labelled as such and left out of the ratios")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                     help="an environment variable for ansible-playbook (a scaling setting: ANSIBLE_PIPELINING=False, "
                          "ANSIBLE_STRATEGY=mitogen_linear with ANSIBLE_STRATEGY_PLUGINS, ...); repeatable")
@@ -401,7 +452,14 @@ def main():
         os.makedirs(fleet)
         with open(os.path.join(fleet, "inventory.json"), "w") as f:
             json.dump(inventory(root, fleet, total, commits, a.python), f, indent=1)
-        plan = [("site", total, max(forks for _, forks in runs), 0, None)]
+        if a.setup_parallel > 1:
+            results += setup_parallel(a, fleet, total, max(forks for _, forks in runs), env)
+            if any(r["rc"] != 0 for r in results):
+                print(table(results))
+                return 1
+            plan = []
+        else:
+            plan = [("site", total, max(forks for _, forks in runs), 0, None)]
     else:
         if not os.path.exists(os.path.join(fleet, "inventory.json")):
             sys.exit("fleet_scale: no fleet under %s; make one with --setup" % root)
