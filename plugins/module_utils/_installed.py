@@ -20,7 +20,12 @@ from importlib import metadata
 
 dist_name, package = sys.argv[1], sys.argv[2]
 out = {"installed": False, "version": None, "editable": False, "commit": None, "location": None,
-       "file_version": None}
+       "file_version": None, "versions": {}}
+for other in sys.argv[3:]:  # other distributions whose versions the caller wants in the same run
+    try:
+        out["versions"][other] = metadata.version(other)
+    except metadata.PackageNotFoundError:
+        out["versions"][other] = None
 try:
     dist = metadata.distribution(dist_name)
     out.update(installed=True, version=dist.version)
@@ -49,14 +54,15 @@ print(json.dumps(out))
 """
 
 
-def installed_build(module, venv, distribution, package):
-    """The probe's answer for a venv, or a dict with an ``error`` when the venv cannot be read."""
+def installed_build(module, venv, distribution, package, versions_of=()):
+    """The probe's answer for a venv, or a dict with an ``error`` when the venv cannot be read; ``versions`` maps each
+    distribution of ``versions_of`` to its installed version (None when it is not installed or cannot be read)."""
     python = os.path.join(venv, "bin", "python")
     empty = {"installed": False, "version": None, "editable": False, "commit": None, "location": None,
-             "file_version": None}
+             "file_version": None, "versions": dict((name, None) for name in versions_of)}
     if not os.path.exists(python):
         return dict(empty, error="%s does not exist (no venv at %s)" % (python, venv))
-    rc, out, err = module.run_command([python, "-c", PROBE, distribution, package])
+    rc, out, err = module.run_command([python, "-c", PROBE, distribution, package] + list(versions_of))
     if rc != 0:
         return dict(empty, error="cannot run %s: %s" % (python, err.strip()))
     return json.loads(out)

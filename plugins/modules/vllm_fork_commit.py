@@ -52,6 +52,18 @@ options:
         C(.gitignore), make the tree dirty too (a new source file there goes into the build, yet no commit holds it).
     type: str
     default: vllm
+  versions_of:
+    description:
+      - Other distributions whose versions in O(venv) to report in the same run (RV(installed_versions)), such as
+        C(torch), which is part of what identifies a build.
+    type: list
+    elements: str
+    default: []
+  stamp_file:
+    description:
+      - A file to read in the same run (RV(stamp)), such as the build stamp the vllm_fork role writes after a proved
+        build. A missing file is not an error.
+    type: path
 extends_documentation_fragment:
   - glm53.serving.info_module
 notes:
@@ -142,6 +154,16 @@ installed_matches_head:
   returned: when venv is given
   type: bool
   sample: true
+installed_versions:
+  description: The version of each distribution of O(versions_of) in O(venv); null when it is not installed.
+  returned: when venv is given
+  type: dict
+  sample: {torch: 2.9.0}
+stamp:
+  description: The content of O(stamp_file), stripped; null when there is no such file.
+  returned: when stamp_file is given
+  type: str
+  sample: f2935ce3221a...-cp310-torch2.9.0-editable
 checkout_problems:
   description:
     - The problems of the checkout alone (the minimum commit, the fix commits, a shallow or dirty tree), without those
@@ -197,6 +219,8 @@ def main():
             venv=dict(type="path"),
             allow_dirty=dict(type="bool", default=False),
             package=dict(type="str", default="vllm"),
+            versions_of=dict(type="list", elements="str", default=[]),
+            stamp_file=dict(type="path"),
         ),
         supports_check_mode=True,
     )
@@ -274,7 +298,7 @@ def main():
 
     result["checkout_problems"] = list(problems)
     if p["venv"]:
-        info = installed_build(module, p["venv"], "vllm", "vllm")
+        info = installed_build(module, p["venv"], "vllm", "vllm", p["versions_of"])
         if not info.get("installed") and info.get("location") is not None:
             info["installed"] = True  # a checkout on sys.path without dist metadata
         version = info.get("file_version") or info.get("version")
@@ -282,7 +306,7 @@ def main():
         commit = m.group(1) if m else None
         matches = bool(commit) and head.startswith(commit) and ".d" not in (version or "").split("+", 1)[-1]
         result.update(installed_version=version, installed_commit=commit, installed_location=info.get("location"),
-                      installed_matches_head=matches)
+                      installed_matches_head=matches, installed_versions=info.get("versions", {}))
         if info.get("error"):
             problems.append("the installed vLLM cannot be read: %s" % info["error"])
         elif info.get("location") is None:
@@ -295,6 +319,12 @@ def main():
             problems.append("the vLLM in %s is a build %s (version %s), but the checkout is at %s: the build is "
                             "stale; rebuild (pip install -e %s --no-build-isolation)" % (
                                 p["venv"], why, version, head[:10], p["path"]))
+    if p["stamp_file"]:
+        try:
+            with open(p["stamp_file"]) as f:
+                result["stamp"] = f.read().strip()
+        except OSError:
+            result["stamp"] = None
     result["problems"] = problems
     if problems:
         module.fail_json(msg="vLLM fork check failed: " + "; ".join(problems), **result)

@@ -127,6 +127,23 @@ def test_installed_build_of_head_matches(run_module, checkout, tmp_path):
     assert r["installed_version"].startswith("0.28.1rc1.dev") and r["installed_location"] == str(path / "vllm")
 
 
+def test_the_same_run_reads_other_versions_and_the_stamp(run_module, checkout, tmp_path):
+    """What the role's build key needs (torch's version, the build stamp) comes back from the proving run."""
+    path, commits = checkout
+    venv = fake_editable_install(path, tmp_path)
+    purelib = sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"]
+    os.makedirs(os.path.join(purelib, "torch-2.9.0.dist-info"))
+    with open(os.path.join(purelib, "torch-2.9.0.dist-info", "METADATA"), "w") as f:
+        f.write("Metadata-Version: 2.1\nName: torch\nVersion: 2.9.0\n")
+    stamp = tmp_path / "stamp"
+    missing = run_module(vllm_fork_commit, args(path, commits, venv=str(venv), versions_of=["torch", "no-such-dist"],
+                                                stamp_file=str(stamp)))
+    assert missing["installed_versions"] == {"torch": "2.9.0", "no-such-dist": None} and missing["stamp"] is None
+    stamp.write_text("abc-torch2.9.0-editable\n")
+    r = run_module(vllm_fork_commit, args(path, commits, venv=str(venv), stamp_file=str(stamp)))
+    assert not r.failed and r["stamp"] == "abc-torch2.9.0-editable" and r["installed_versions"] == {}
+
+
 def test_stale_installed_build_is_caught(run_module, checkout, tmp_path):
     path, commits = checkout
     git(path, "checkout", "-q", commits["minimum"])
