@@ -14,6 +14,8 @@ description:
   - For each path, finds the nearest existing ancestor (a path that does not exist yet will be created on
     that file system), its mount point and file system type, and the total and free bytes there
     (free as an unprivileged user sees it, C(f_bavail)).
+  - Also returns the host's memory total (RV(memtotal_mb)), which C(/dev/shm), a tmpfs, draws on, so the
+    preflight reads every capacity it checks in one run.
   - Used by the C(glm53.serving.preflight) role for C(/dev/shm), the build directory and the model directory.
 author:
   - glm53.serving contributors (@glm53)
@@ -54,6 +56,13 @@ paths:
       free_bytes: 270582939648
       size_mib: 258048
       free_mib: 258048
+memtotal_mb:
+  description:
+    - The host's memory in MiB (C(MemTotal) of C(/proc/meminfo), as the setup module's C(ansible_memtotal_mb));
+      null where it cannot be read.
+  returned: success
+  type: int
+  sample: 515469
 """
 
 import os
@@ -104,6 +113,17 @@ def describe(path, mounts):
     }
 
 
+def _memtotal_mb():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def main():
     module = AnsibleModule(argument_spec=dict(paths=dict(type="list", elements="path", required=True)),
                            supports_check_mode=True)
@@ -114,7 +134,7 @@ def main():
             result[path] = describe(path, mounts)
         except OSError as exc:
             module.fail_json(msg="cannot read the file system of %s: %s" % (path, exc))
-    module.exit_json(changed=False, paths=result)
+    module.exit_json(changed=False, paths=result, memtotal_mb=_memtotal_mb())
 
 
 if __name__ == "__main__":
