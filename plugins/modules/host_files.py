@@ -87,6 +87,7 @@ attributes:
     support: full
 notes:
   - A file or folder whose owner or group does not exist fails the module before anything is written.
+  - The module does not log its arguments (the files' content) to the host's journal.
 """
 
 EXAMPLES = r"""
@@ -181,6 +182,9 @@ def main():
                        options=dict(owned, content=dict(type="str", required=True), validate=dict(type="str"))),
         ),
         supports_check_mode=True,
+        # The files' whole content is not written to the host's journal on every run (ansible.builtin.copy keeps
+        # its content out of it too); the results, diffs included, are the task's to show or hide (no_log).
+        no_log=True,
     )
     dirs, files = module.params["directories"], module.params["files"]
     _check_names(module, dirs + files)
