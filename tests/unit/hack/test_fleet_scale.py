@@ -49,8 +49,13 @@ def test_the_table_and_the_per_host_ratio_at_the_largest_n_against_the_smallest(
     results.insert(0, dict(results[0], n=50, settings="pipelining off", wall_s=40.0))  # even when it came first
     results.append(dict(results[1], settings="Mitogen", playbook="upgrade", wall_s=30.0))
     results.append(dict(results[2], settings="Mitogen", playbook="upgrade", wall_s=150.0))
+    # a quicker setup's split site.yml runs (the builder alone, then the rest at once) are rows, never a ratio
+    setup = "setup: h001, then 8 runs at once"
+    results += [dict(results[1], n=1, forks=1, playbook="site", settings=setup, wall_s=87.4),
+                dict(results[1], n=99, forks=6, playbook="site", settings=setup, wall_s=419.5)]
     table = fleet_scale.table(results)
     assert "| 100 | 50 | verify | %s | 0 | 41.0 | 0.41 | 420.0 | 4.20 | 4700 | 34 |" % fleet_scale.DEFAULT_LABEL in table
+    assert "| 99 | 6 | site | %s | 0 | 419.5 |" % setup in table
     # one ratio per playbook and settings label, the defaults first; a label run at one N only is in the table only
     assert fleet_scale.scaling(results) == (
         "verify, %s: per-host wall at N=100 is 0.37x that at N=10 (0.41 s against 1.10 s)\n"
