@@ -14,8 +14,8 @@ description:
   - Makes each folder in O(directories) (with missing parents), then writes each file in O(files) whose content
     differs, through a temporary file in the same folder, an optional O(files[].validate) command and an atomic
     rename. Owner, group and mode are set on every folder and file that differs.
-  - The role's counterpart of one M(ansible.builtin.file) task per folder and one M(ansible.builtin.template) or
-    M(ansible.builtin.copy) task per file. Each of those costs two module runs on every run, changed or not. This
+  - The role's counterpart of one C(ansible.builtin.file) task per folder and one C(ansible.builtin.template) or
+    C(ansible.builtin.copy) task per file. Each of those costs two module runs on every run, changed or not. This
     costs one for all of them. The controller renders the content (the V(template) lookup).
   - In check mode, reports what it would change and writes nothing; with C(--diff), shows each file's change.
 author:

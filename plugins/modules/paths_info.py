@@ -11,7 +11,7 @@ module: paths_info
 short_description: Stat several paths in one module run
 version_added: "0.9.0"
 description:
-  - Reads each path of O(paths) without following a final link, as M(ansible.builtin.stat) does for one, and returns
+  - Reads each path of O(paths) without following a final link, as C(ansible.builtin.stat) does for one, and returns
     them keyed by path, with the same key names (RV(paths)). A loop of stat tasks costs one module run a path; this
     costs one.
   - A missing path is not an error (its C(exists) is false), nor is a missing parent folder.
