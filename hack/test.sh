@@ -15,6 +15,17 @@ T0=$(date +%s)
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO" || exit 1
 
+# One run at a time on a machine: runs share $WORK (the profile, the venvs, and the docker daemon a run starts and
+# stops at its end), so a second run beside a first would wipe the first's logs and stop its daemon under it.
+RUN_PID_FILE=$WORK/test.pid
+mkdir -p "$WORK"
+other=$(cat "$RUN_PID_FILE" 2>/dev/null)
+if [ -n "$other" ] && [ "$other" != $$ ] && tr '\0' ' ' <"/proc/$other/cmdline" 2>/dev/null | grep -q 'hack/test\.sh'; then
+  echo "hack/test.sh: another run (pid $other) is using $WORK; wait for it to end, or set GLM53_WORK to another folder" >&2
+  exit 1
+fi
+echo $$ >"$RUN_PID_FILE"
+
 STAGES=${STAGES:-yamllint ansible-lint sanity shipped pytest contract molecule}
 # Lanes run side by side: the host lane (lint, sanity, pytest, contract, in STAGES order) and the molecule lanes,
 # each a list of scenarios run in turn. A molecule scenario keeps about one core busy at its peak and much less while
@@ -42,6 +53,7 @@ cleanup() {
   # shellcheck disable=SC2086
   [ -n "${LANE_PIDS:-}" ] && kill_tree $LANE_PIDS  # interrupted: stop the lanes before their daemon
   stop_dockerd
+  rm -f "$RUN_PID_FILE"
   exit "$rc"
 }
 trap cleanup EXIT
