@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 module: host_files
 short_description: Make folders and write whole files with their owner and mode, in one module run
-version_added: "0.9.0"
+version_added: 0.3.0
 description:
   - Makes each folder in O(directories) (with missing parents), then writes each file in O(files) whose content
     differs, through a temporary file in the same folder, an optional O(files[].validate) command and an atomic
@@ -128,8 +128,10 @@ def _attrs(module, path, spec, changed):
     return module.set_mode_if_different(path, spec["mode"], changed)
 
 
-def _check_names(module, specs):
-    for spec in specs:
+def _check_specs(module, dirs, files):
+    """Every refusal before anything is written: unknown owners or groups, relative paths, a validate command without
+    %s, a file whose folder neither exists nor is one of O(directories)."""
+    for spec in dirs + files:
         try:
             pwd.getpwnam(spec["owner"])
         except KeyError:
@@ -140,6 +142,13 @@ def _check_names(module, specs):
             module.fail_json(msg="%s: group %s does not exist on this host" % (spec["path"], spec["group"]))
         if not os.path.isabs(spec["path"]):
             module.fail_json(msg="%s is not an absolute path" % spec["path"])
+    made = set(spec["path"].rstrip("/") for spec in dirs)
+    for spec in files:
+        if spec.get("validate") and "%s" not in spec["validate"]:
+            module.fail_json(msg="%s: validate must hold %%s (the new file's path)" % spec["path"])
+        folder = os.path.dirname(spec["path"])
+        if not os.path.isdir(folder) and folder not in made:
+            module.fail_json(msg="%s: the folder %s does not exist (name it in directories)" % (spec["path"], folder))
 
 
 def _read(path):
@@ -151,16 +160,12 @@ def _read(path):
 
 def _write(module, spec, data):
     folder = os.path.dirname(spec["path"])
-    if not os.path.isdir(folder):
-        module.fail_json(msg="%s: the folder %s does not exist (name it in directories)" % (spec["path"], folder))
     fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(spec["path"]), dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         _attrs(module, tmp, spec, False)
         if spec.get("validate"):
-            if "%s" not in spec["validate"]:
-                module.fail_json(msg="%s: validate must hold %%s (the new file's path)" % spec["path"])
             rc, out, err = module.run_command(spec["validate"].replace("%s", shlex.quote(tmp)))
             if rc != 0:
                 module.fail_json(msg="%s: the new content failed validation (%s): %s" % (
@@ -187,7 +192,7 @@ def main():
         no_log=True,
     )
     dirs, files = module.params["directories"], module.params["files"]
-    _check_names(module, dirs + files)
+    _check_specs(module, dirs, files)
     changed_paths, diffs = [], []
     for spec in dirs:
         path = spec["path"]

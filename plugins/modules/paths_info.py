@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 module: paths_info
 short_description: Stat several paths in one module run
-version_added: "0.9.0"
+version_added: 0.3.0
 description:
   - Reads each path of O(paths) without following a final link, as C(ansible.builtin.stat) does for one, and returns
     them keyed by path, with the same key names (RV(paths)). A loop of stat tasks costs one module run a path; this

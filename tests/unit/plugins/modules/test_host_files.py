@@ -69,3 +69,10 @@ def test_bad_input_writes_nothing(run_module, tmp_path):
     assert r.failed and "not a folder" in r["msg"]
     r = run_module(host_files, {"files": [spec(tmp_path / "none" / "x", content="", mode="0644")]})
     assert r.failed and "does not exist" in r["msg"]
+    # a bad second file is refused before the first is written
+    r = run_module(host_files, {"files": [spec(tmp_path / "first", content="x", mode="0644"),
+                                          spec(tmp_path / "second", content="y", mode="0644", validate="true")]})
+    assert r.failed and "must hold %s" in r["msg"] and not (tmp_path / "first").exists()
+    r = run_module(host_files, {"files": [spec(tmp_path / "first", content="x", mode="0644"),
+                                          spec(tmp_path / "none" / "y", content="y", mode="0644")]})
+    assert r.failed and "does not exist" in r["msg"] and not (tmp_path / "first").exists()
