@@ -130,7 +130,7 @@ def _attrs(module, path, spec, changed):
 
 def _check_specs(module, dirs, files):
     """Every refusal before anything is written: unknown owners or groups, relative paths, a validate command without
-    %s, a file whose folder neither exists nor is one of O(directories)."""
+    %s, and (outside check mode) a file whose folder neither exists nor is one of O(directories)."""
     for spec in dirs + files:
         try:
             pwd.getpwnam(spec["owner"])
@@ -147,7 +147,8 @@ def _check_specs(module, dirs, files):
         if spec.get("validate") and "%s" not in spec["validate"]:
             module.fail_json(msg="%s: validate must hold %%s (the new file's path)" % spec["path"])
         folder = os.path.dirname(spec["path"])
-        if not os.path.isdir(folder) and folder not in made:
+        # in check mode an earlier task's folder is not made yet: the file is reported as to be written
+        if not module.check_mode and not os.path.isdir(folder) and folder not in made:
             module.fail_json(msg="%s: the folder %s does not exist (name it in directories)" % (spec["path"], folder))
 
 

@@ -76,3 +76,6 @@ def test_bad_input_writes_nothing(run_module, tmp_path):
     r = run_module(host_files, {"files": [spec(tmp_path / "first", content="x", mode="0644"),
                                           spec(tmp_path / "none" / "y", content="y", mode="0644")]})
     assert r.failed and "does not exist" in r["msg"] and not (tmp_path / "first").exists()
+    # a dry run on a bare host: the folder an earlier task makes is not there yet, and the file is only reported
+    dry = run_module(host_files, {"files": [spec(tmp_path / "none" / "y", content="y", mode="0644")]}, check_mode=True)
+    assert not dry.failed and dry["changed_paths"] == [str(tmp_path / "none" / "y")]
