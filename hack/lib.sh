@@ -23,6 +23,7 @@ BUNDLE_PIN='ansible>=14,<15'
 TOOL_PINS=(
   'molecule>=26,<27' 'molecule-plugins[docker]>=26' 'pytest-testinfra>=10,<11'
   'ansible-lint>=25' 'yamllint>=1.35' 'pytest>=8' 'pytest-xdist>=3' 'setuptools>=70'
+  'hypothesis>=6.100'  # property tests of the verdict code (tests/unit/plugins/test_verdict_properties.py)
   'prometheus-client>=0.20'  # the reference parser the collection's /metrics reader is tested against
   'ansible-builder>=3.1,<4'  # makes the execution environment's build context in tests
   'antsibull-changelog>=0.30,<1'  # lints the changelog fragments and cuts releases

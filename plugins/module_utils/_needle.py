@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import re
 
+from ansible_collections.glm53.serving.plugins.module_utils._response_contract import chat_response, nfkc_digits
 from ansible_collections.glm53.serving.plugins.module_utils._text_checks import garbage_findings, visible_length
 
 # The garbage signals that disqualify an answer whatever number it gives: a loop to the end of the answer,
@@ -183,7 +184,7 @@ def candidates(text):
 def _occurrences(text):
     """[(number, start)] of every 5 to 9 digit number in the text, separators removed."""
     out = []
-    for m in _CANDIDATE_RE.finditer(text or ""):
+    for m in _CANDIDATE_RE.finditer(nfkc_digits(text or "")):
         num = re.sub(r"\D", "", m.group(1))
         if 5 <= len(num) <= 9:
             out.append((num, m.start()))
@@ -291,6 +292,7 @@ def score(content, reasoning, key, value, distractors):
 def score_control(content, reasoning, asked_key, needles):
     """Verdict for the control question (a key that is not in the text), from the content only.
 
+    Passed only when the content says the key is not there (an answer that ignores the question is ``ignored``).
     Failed when the content gives a number as the answer for the absent key: a needle's value or a made-up
     one, in a sentence that does not attribute it to another key and is not a denial. A clear
     "not there" passes, also when it goes on to list what the text does hold. No visible content
@@ -322,9 +324,42 @@ def score_control(content, reasoning, asked_key, needles):
             continue  # after "not there", a bare list of what was found
         answers += nums
     diag["says_absent"] = says_absent
+    if not answers and not says_absent:
+        return dict(diag, verdict="ignored", answered=None,
+                    detail="the answer neither gives a number for %s nor says it is not in the text: it does not "
+                           "answer the question (%s)" % (asked_key, text.strip()[:80]))
     if answers:
         named = ", ".join("%s (%s)" % (n, "the value of %s" % keys_of[n] if n in keys_of else "made up")
                           for n in answers)
         return dict(diag, verdict="failed", answered=answers[0],
                     detail="answered %s for %s, a key that is not in the text" % (named, asked_key))
     return dict(diag, verdict="passed", answered=None, detail="")
+
+
+def _contract_verdict(body, served_model_name):
+    """(fields, None) when the body keeps the response contract and the answer is finished, else (fields, verdict):
+    the needle and the control are judged only on a finished answer (finish_reason stop) from the served model."""
+    fields, findings = chat_response(body, served_model_name)
+    cut = fields["finish_reason"] == "length" and not visible_length(fields["content"] or "")
+    if not findings and fields["finish_reason"] != "stop" and not cut:  # no content at all: scored as missed/no_answer
+        findings = [{"signal": "unfinished", "detail": "finish_reason=%s: the answer was cut before the engine ended "
+                                                         "it (a number after the cut is not known)"
+                                                         % fields["finish_reason"]}]
+    if not findings:
+        return fields, None
+    first = findings[0]
+    verdict = "garbage" if first["signal"] == "markup_leak" else first["signal"]
+    return fields, dict(verdict=verdict, answered=None, word_part=False, digit_part=False,
+                        detail="%s: %s" % (first["signal"], first["detail"]))
+
+
+def judge_needle(body, served_model_name, key, value, distractors):
+    """The needle verdict for one chat completion body: the response contract first, then ``score``."""
+    fields, broken = _contract_verdict(body, served_model_name)
+    return fields, broken or score(fields["content"], fields["reasoning"], key, value, distractors)
+
+
+def judge_control(body, served_model_name, asked_key, needles):
+    """The control verdict for one chat completion body: the response contract first, then ``score_control``."""
+    fields, broken = _contract_verdict(body, served_model_name)
+    return fields, broken or score_control(fields["content"], fields["reasoning"], asked_key, needles)

@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections import Counter
 
+from ansible_collections.glm53.serving.plugins.module_utils._response_contract import chat_response, nfkc_digits
 from ansible_collections.glm53.serving.plugins.module_utils._zh_script_data import (
     SIMPLIFIED_ONLY,
     SOURCE as ZH_SCRIPT_SOURCE,
@@ -477,6 +478,36 @@ def partial_products(a, b):
     return out
 
 
+# Operators and equalities in words: "123 times 456 equals 56,088" is the equation 123 × 456 = 56088.
+_WORD_OPS = ((re.compile(r"(?<=\d)\s+(?:times|multiplied by)\s+(?=[-\d])", re.I), " × "),
+             (re.compile(r"(?<=\d)\s+plus\s+(?=[-\d])", re.I), " + "),
+             (re.compile(r"(?<=\d)\s+minus\s+(?=[-\d])", re.I), " - "),
+             (re.compile(r"(?<=\d)\s+divided by\s+(?=[-\d])", re.I), " ÷ "),
+             (re.compile(r"(?<=[\d)])\s*(?:\*\*)?\s*(?:equals|is equal to|equal to|gives|makes|yields|comes to|=)\s*"
+                         r"(?:\*\*)?\s*(?=[-\d(])", re.I), " = "))
+# A number given as an estimate or a check is not a result: after ≈, ~, "about", "roughly", "approximately", "around",
+# "estimate", "ballpark", "as a check", or followed by "(estimate)".
+_ESTIMATE_BEFORE_RE = re.compile(r"(?:[\u2248\u2243\u2245~\u223c]|\b(?:about|roughly|approximately|approx\.?|around|"
+                                 r"nearly|almost|close to|estimated?|estimating|ballpark|order of|just under|just over|"
+                                 r"as a (?:sanity )?check|sanity check|rough(?:ly)?|check:?))\s*(?:of\s+|at\s+|is\s+|:\s*)?"
+                                 r"[$\s(]*$", re.I)
+_ESTIMATE_AFTER_RE = re.compile(r"^\s*\(?(?:as an? )?(?:estimate|approximation|rough|ballpark|check)", re.I)
+
+
+def arithmetic_plain(content):
+    """The text with its digits in ASCII, the Unicode minus read, LaTeX written plainly and word operators as
+    symbols: what the arithmetic check reads."""
+    text = latex_plain(nfkc_digits(content or ""))
+    for rx, repl in _WORD_OPS:
+        text = rx.sub(repl, text)
+    return text
+
+
+def is_estimate(text, start, end):
+    """Whether the number at text[start:end] is labelled as an estimate or a check."""
+    return bool(_ESTIMATE_BEFORE_RE.search(text[max(0, start - 30):start]) or _ESTIMATE_AFTER_RE.match(text[end:end + 30]))
+
+
 def math_findings(content, a, b):
     """The product a*b must be stated, and no other result.
 
@@ -484,7 +515,7 @@ def math_findings(content, a, b):
     of equalities that does not hold, or a stated number that is neither an operand, nor the product, nor
     part of correct working, is a conflicting result. List markers ('1.', 'Step 2:') are not results.
     """
-    text = latex_plain(content)
+    text = arithmetic_plain(content)
     want = float(a * b)
     prose = _LIST_MARKER_RE.sub(" ", text)
     nums = numbers_in(prose)
@@ -500,7 +531,7 @@ def math_findings(content, a, b):
     working = partial_products(a, b)
     for v, s, e in nums:
         inside = any(cs <= s and e <= ce for cs, ce in covered)
-        if inside or abs(v - want) < 1e-6 or v in (float(a), float(b)) or v in working:
+        if inside or abs(v - want) < 1e-6 or v in (float(a), float(b)) or v in working or is_estimate(prose, s, e):
             continue
         # a result has the product's size or follows "="; "two 3-digit numbers" states no result
         if abs(v) >= 1000 or re.search(r"=\s*$", prose[:s]):
@@ -534,10 +565,35 @@ _REFUSAL_RE = re.compile(
     r"|(?:無法|无法|不能|不便|拒絕|拒绝)(?:協助|协助|幫助|帮助|回答|提供|完成|處理|处理|滿足|满足|回應|回应|配合)"
     r"|(?:抱歉|對不起|对不起)[，,、\s]*(?:我)?(?:無法|无法|不能)", re.I)
 _GREETING_WORDS_RE = re.compile(
-    r"\b(?:hello|hi|hiya|hey|heya|howdy|greetings|good (?:morning|afternoon|evening|day)|welcome|"
-    r"(?:nice|pleased|glad|great|lovely) to (?:meet|see|hear from) you|how are you|how(?:'s| is) it going|"
-    r"bonjour|salut|hola|hallo|ciao|servus|ol[aá]|privet)\b|你好|您好|嗨|哈囉|哈啰|早安|午安|晚安|こんにちは|안녕|привет|здравствуй",
+    r"\b(?:hello|hi|hiya|hey|heya|howdy|greetings|salutations|good (?:morning|afternoon|evening|day)|welcome|g['\u2019]day|"
+    r"yo|aloha|namaste|cheers|"
+    r"(?:nice|pleased|glad|great|lovely|good|a pleasure|a joy|delighted|happy) to (?:meet|see|hear from|have|chat with) you|"
+    r"(?:it['\u2019]?s |what )?a (?:pleasure|joy|delight)(?: to (?:meet|chat with|hear from) you)?|"
+    r"how are you|how(?:'s|\u2019s| is) it going|how do you do|"
+    r"bonjour|salut|hola|hallo|ciao|servus|ol[aá]|privet)\b|你好|您好|嗨|哈囉|哈啰|早安|午安|晚安|早上好|こんにちは|안녕|привет|здравствуй",
     re.I)
+# A greeting word greets when it addresses the reader: followed by punctuation, the end, a form of address or "you"
+# ("Hello!", "Hi there,", "G'day, mate"), not when it starts a sentence about something else ("Welcome to the jungle
+# is a song", "Hello World is a program").
+_ADDRESS_AFTER_RE = re.compile(r"^(?:\s*[!,.~;:\u3002\uff01\uff0c\u2014\u2013-]|\s*$|\s+(?:there|again|friend|"
+                               r"everyone|all|folks|mate|y['\u2019]all|to you|back|and welcome)\b|\s*[\U0001F300-\U0001FAFF\u2600-\u27bf])",
+                               re.I)
+_FIRST_SENTENCES = 2
+
+
+def greets(text):
+    """Whether one of the first sentences greets the reader: a greeting that addresses them (see _ADDRESS_AFTER_RE),
+    or a phrase that names "you" (nice to meet you, how are you)."""
+    parts = [p for p in _SENTENCE_END_RE.split(_CODE_RE.sub(" ", text or "")) if p and p.strip()]
+    head = " ".join(parts[:_FIRST_SENTENCES]) if parts else ""
+    for m in _GREETING_WORDS_RE.finditer(head):
+        if re.search(r"\byou\b", m.group(0), re.I) or _CJK_RE.search(m.group(0)) or _KANA_RE.search(m.group(0)):
+            return True
+        if _ADDRESS_AFTER_RE.match(head[m.end():]) or not re.match(r"\s*\w", head[m.end():]):
+            return True
+    return False
+
+
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?。！？;；])\s*|\n+")
 _ENUM_NUMBER_RE = re.compile(r"(?<![\d.,])\d{1,4}(?![\d])")
 ENUMERATION_LOOP = 25  # consecutive integers no greeting, self-introduction or product needs
@@ -628,6 +684,42 @@ def script_units(text):
     return units
 
 
+# Prompts that ask the model about itself, and the first person an answer to them must use.
+_SELF_PROMPT_RE = re.compile(r"介紹自己|介绍自己|自我介紹|自我介绍|你是誰|你是谁|introduce yourself|who are you", re.I)
+_SELF_REF_RE = re.compile(r"[我吾咱俺]|本人|本(?:模型|助理|助手|系統|系统)|\b(?:I|I'm|I\u2019m|me|my)\b")
+# Scripts a sentence of the probes' languages may carry inside it: its own, Latin names and terms, and digits.
+_EMBEDDABLE = {"LATIN": {"LATIN", "CJK"}, "CJK": {"CJK", "LATIN"}}
+
+
+def foreign_fragment(text, script):
+    """(start, detail) when a sentence in ``script`` (LATIN or CJK) carries a piece of another script inside it, with
+    its own script's letters on both sides (a Hangul, Thai or Cyrillic fragment mid-sentence: a sign of quantisation
+    damage). A foreign word that stands as its own sentence or clause ("Привет!") is not a fragment. Chinese may sit
+    inside an English sentence (the model's two languages), Japanese kana inside either count as foreign; Greek letters
+    are symbols in any language (Δx, μs)."""
+    if script not in _EMBEDDABLE:
+        return None
+    prose = _URL_RE.sub(" ", _CODE_RE.sub(" ", text or ""))
+    for sent in re.split(r"[.!?;:\n\u3002\uff01\uff1f\uff1b\uff1a\u3001,\uff0c()\uff08\uff09\"\u201c\u201d\u300c\u300d]", prose):
+        runs = []  # (script, text, start) of each letter run
+        for m in _LETTER_RUN_RE.finditer(sent):
+            for piece in re.finditer(r"[%s]+|[\u3040-\u30ff]+|[^%s\u3040-\u30ff]+" % (_HAN, _HAN), m.group(0)):
+                ch = piece.group(0)[0]
+                sc = "KANA" if _KANA_RE.match(ch) else script_of(ch)
+                runs.append((sc, piece.group(0), m.start() + piece.start()))
+        for i, (sc, word, start) in enumerate(runs):
+            if sc in _EMBEDDABLE[script] or sc == "GREEK" or len(word) < 2 and sc != "HANGUL":
+                continue
+            before = [r for r in runs[:i] if r[0] == script]
+            after = [r for r in runs[i + 1:] if r[0] == script]
+            if before and after:
+                where = (text or "").find(word)
+                return max(0, where), ("%r (%s) inside a %s sentence (%r ... %r): a fragment of another script "
+                                       "mid-sentence" % (word[:20], sc.title(), script.title(),
+                                                         before[-1][1][-12:], after[0][1][:12]))
+    return None
+
+
 def relevance_findings(probe, content, prompt, finish_reason):
     """Whether the answer answers the prompt: not cut at the token limit, not a refusal, not an echo, not
     a sentence said again and again, not a count that runs on, not a symbol flood, in the prompt's script,
@@ -663,8 +755,10 @@ def relevance_findings(probe, content, prompt, finish_reason):
         main = units.most_common(1)[0][0]
         add("wrong_language", 0, "the prompt is in %s script, the answer mostly in %s (%d of %d words)" % (
             want.title(), main.title(), units[main], total))
-    if probe == "greeting" and not found and not _GREETING_WORDS_RE.search(text):
-        add("no_greeting", 0, "the answer does not greet (no hello, hi, good morning, nice to meet you, 你好...)")
+    if probe == "greeting" and not found and not greets(text):
+        add("no_greeting", 0, "the first sentences do not greet the reader (a greeting that addresses them, or a "
+                              "phrase to them: hello!, hi there, nice to meet you, 你好)")
+
     return found
 
 
@@ -679,7 +773,32 @@ def chat_findings(probe, content, reasoning, finish_reason, require_reasoning=Tr
     if findings:
         return findings
     if probe == "chinese":
-        return traditional_chinese_findings(content)
-    if probe == "math":
-        return math_findings(content, *operands)
+        findings = traditional_chinese_findings(content)
+    elif probe == "math":
+        findings = math_findings(content, *operands)
+    if findings:
+        return findings
+    frag = foreign_fragment(content, _PROBE_SCRIPT.get(probe))
+    if frag:
+        return [{"signal": "foreign_fragment", "field": "content", "excerpt": excerpt(content, frag[0]),
+                 "detail": frag[1]}]
+    if _SELF_PROMPT_RE.search(prompt or "") and not _SELF_REF_RE.search(content or ""):
+        return [{"signal": "not_self_introduction", "field": "content", "excerpt": excerpt(content),
+                 "detail": "the prompt asks the model to introduce itself, and the answer never speaks of itself "
+                           "(no first person: 我, 本人, I)"}]
     return []
+
+
+def judge_chat(probe, body, served_model_name=None, prompt=None, operands=None, require_reasoning=True):
+    """(fields, findings) for one chat-probe answer as the engine sent it: the response contract first (a body that
+    is not a chat completion is judged on that alone), then chat_findings on its text. Never raises."""
+    fields, findings = chat_response(body, served_model_name)
+    if any(f["signal"] in ("not_json", "bad_shape") for f in findings):
+        return fields, findings
+    seen = set((f["signal"], f["field"]) for f in findings)
+    for f in chat_findings(probe, fields["content"], fields["reasoning"], fields["finish_reason"], require_reasoning,
+                           operands, prompt=prompt):
+        if (f["signal"], f["field"]) not in seen:
+            findings.append(f)
+            seen.add((f["signal"], f["field"]))
+    return fields, findings

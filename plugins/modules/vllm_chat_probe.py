@@ -113,11 +113,10 @@ from ansible_collections.glm53.serving.plugins.module_utils._openai_client impor
     client_from_params,
     endpoint_argument_spec,
     error_message,
-    message_fields,
 )
 from ansible_collections.glm53.serving.plugins.module_utils._text_checks import (
-    chat_findings,
     excerpt,
+    judge_chat,
 )
 
 MIN_MAX_TOKENS = 2048
@@ -135,8 +134,8 @@ def run_probe(client, p, name, prompt, operands=None):
     except (ProbeConnectionRefused, ProbeTimeout) as exc:
         verdict["findings"] = [{"signal": "no_answer", "field": "response", "excerpt": "", "detail": str(exc)}]
         return verdict
-    content, reasoning, finish, usage = message_fields(resp)
-    findings = chat_findings(name, content, reasoning, finish, p["require_reasoning"], operands, prompt=prompt)
+    fields, findings = judge_chat(name, resp, p["served_model_name"], prompt, operands, p["require_reasoning"])
+    content, reasoning, finish, usage = fields["content"], fields["reasoning"], fields["finish_reason"], fields["usage"]
     verdict.update(
         passed=not findings, findings=findings, finish_reason=finish, latency_s=round(elapsed, 3),
         content_excerpt=excerpt(content or ""), reasoning_present=bool(reasoning and str(reasoning).strip()),

@@ -151,7 +151,7 @@ import random
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.glm53.serving.plugins.module_utils._needle import Haystack, score, score_control, size_haystack
+from ansible_collections.glm53.serving.plugins.module_utils._needle import Haystack, judge_control, judge_needle, size_haystack
 from ansible_collections.glm53.serving.plugins.module_utils._openai_client import (
     ProbeConnectionRefused,
     ProbeHTTPError,
@@ -159,7 +159,6 @@ from ansible_collections.glm53.serving.plugins.module_utils._openai_client impor
     client_from_params,
     endpoint_argument_spec,
     error_message,
-    message_fields,
 )
 from ansible_collections.glm53.serving.plugins.module_utils._text_checks import excerpt
 
@@ -270,8 +269,10 @@ def main():
             if error:
                 row.update(error, word_part=False, digit_part=False, prompt_tokens=None)
             else:
-                content, reasoning, finish, usage = message_fields(resp)
-                row.update(score(content, reasoning, hay.key, hay.value, hay.distractors))
+                fields, verdict = judge_needle(resp, p["served_model_name"], hay.key, hay.value, hay.distractors)
+                content, reasoning, finish, usage = (fields["content"], fields["reasoning"], fields["finish_reason"],
+                                                     fields["usage"])
+                row.update(verdict)
                 row.update(prompt_tokens=usage.get("prompt_tokens"), finish_reason=finish,
                            answer_excerpt=excerpt(content or "", 0, 120),
                            reasoning_excerpt=excerpt(reasoning or "", 0, 120))
@@ -291,9 +292,9 @@ def main():
             if error:
                 entry["control"] = dict(error)
             else:
-                content, reasoning, _f, usage = message_fields(resp)
                 needles = [(hay.key, hay.value)] + list(hay.distractors)
-                entry["control"] = score_control(content, reasoning, hay.control_key, needles)
+                fields, entry["control"] = judge_control(resp, p["served_model_name"], hay.control_key, needles)
+                content, usage = fields["content"], fields["usage"]
                 entry["control"].update(answer_excerpt=excerpt(content or "", 0, 120),
                                         prompt_tokens=usage.get("prompt_tokens"))
             if entry["control"]["verdict"] != "passed":

@@ -7,9 +7,8 @@ import yaml
 
 # testlib makes this checkout importable as ansible_collections.glm53.serving
 import testlib  # noqa: F401  pylint: disable=unused-import
-from ansible_collections.glm53.serving.plugins.module_utils._needle import score, score_control
-from ansible_collections.glm53.serving.plugins.module_utils._openai_client import message_fields
-from ansible_collections.glm53.serving.plugins.module_utils._text_checks import chat_findings
+from ansible_collections.glm53.serving.plugins.module_utils._needle import judge_control, judge_needle
+from ansible_collections.glm53.serving.plugins.module_utils._text_checks import judge_chat
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "verdicts.yml")
 DEFAULT_REASONING = "The user asks a question. I will answer it briefly and clearly."
@@ -23,27 +22,44 @@ def load():
         return yaml.safe_load(fh)
 
 
+SERVED = "glm53-flash-awq"
+
+
+def body_of(case):
+    """The response body the case stands for: its raw ``response`` (a dict, or text when the body was not JSON), or a
+    chat completion built from its message (``message``, or ``content`` and ``reasoning``), ``finish_reason``
+    (default stop; ``null`` for a missing one), ``model`` (default the served name) and ``tool_calls``."""
+    if "response" in case:
+        return case["response"]
+    if "message" in case:
+        message = case["message"]
+    else:
+        message = {"role": "assistant", "content": case.get("content"),
+                   "reasoning": case.get("reasoning", DEFAULT_REASONING)}
+        if "tool_calls" in case:
+            message["tool_calls"] = case["tool_calls"]
+    return {"id": "chatcmpl-corpus", "object": "chat.completion", "model": case.get("model", SERVED),
+            "choices": [{"index": 0, "message": message, "finish_reason": case.get("finish_reason", "stop")}],
+            "usage": {"prompt_tokens": 20, "completion_tokens": 40, "total_tokens": 60}}
+
+
 def judge(case, facts):
-    """(passed, signals, detail) for one case, as the module would judge it."""
-    content = case.get("content")
-    reasoning = case.get("reasoning", DEFAULT_REASONING)
-    finish = case.get("finish_reason", "stop")
-    if "message" in case:  # the raw message as a server or proxy sends it: read as the modules read it
-        content, reasoning, finish, _usage = message_fields(
-            {"choices": [{"message": case["message"], "finish_reason": finish}]})
+    """(passed, signals, detail) for one case, as the module would judge it: the body through the response contract,
+    then the probe's checks."""
+    body = body_of(case)
     probe = case["probe"]
     if probe in ("greeting", "chinese", "math"):
         operands = (facts["math"]["a"], facts["math"]["b"])
         prompt = case.get("prompt", DEFAULT_PROMPTS[probe] % facts["math"])
-        findings = chat_findings(probe, content, reasoning, finish, True, operands, prompt=prompt)
+        _fields, findings = judge_chat(probe, body, SERVED, prompt, operands, True)
         return not findings, [f["signal"] for f in findings], "; ".join(f["detail"] for f in findings)
     n = facts["needle"]
     distractors = [tuple(d) for d in n["distractors"]]
     if probe == "needle":
-        v = score(content, reasoning, n["key"], n["value"], distractors)
+        _fields, v = judge_needle(body, SERVED, n["key"], n["value"], distractors)
         return v["verdict"] == "retrieved", [v["verdict"]], v.get("detail", "")
     if probe == "control":
-        v = score_control(content, reasoning, n["control_key"], [(n["key"], n["value"])] + distractors)
+        _fields, v = judge_control(body, SERVED, n["control_key"], [(n["key"], n["value"])] + distractors)
         return v["verdict"] == "passed", [v["verdict"]], v.get("detail", "")
     raise ValueError("unknown probe %r in case %s" % (probe, case["id"]))
 
