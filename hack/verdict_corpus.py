@@ -3,7 +3,8 @@
     python hack/verdict_corpus.py [-v]
 
 Each case runs through the probe modules' own judging functions; the table shows the expected and the
-judged verdict, and the last line counts false passes and false failures. Exit status 1 on any miss.
+judged verdict, and the last line counts false passes, false failures, wrong signals and crashes (the judging
+code raising instead of giving a verdict). Exit status 1 on any miss.
 Run from make test's venv (it has PyYAML and ansible-core).
 """
 from __future__ import annotations
@@ -35,8 +36,8 @@ def main():
             print("%*s  %s" % (w, "", r[6][:150]))
     print()
     print("cases by probe: " + ", ".join("%s %s: %d" % (p, e, n) for (p, e), n in sorted(by_probe.items())))
-    print("%d cases: %d false passes, %d false failures, %d wrong signals"
-          % (len(rows), tally["false pass"], tally["false failure"], tally["wrong signal"]))
+    print("%d cases: %d false passes, %d false failures, %d wrong signals, %d crashes"
+          % (len(rows), tally["false pass"], tally["false failure"], tally["wrong signal"], tally["crash"]))
     return 0 if tally["ok"] == len(rows) else 1
 
 

@@ -359,7 +359,7 @@ def traditional_chinese_findings(content):
     n_cjk, simp, trad = chinese_script(prose)
     letters = _LETTER_RE.findall(prose)
     kana = _KANA_RE.findall(prose)
-    if n_cjk < 4 or n_cjk < 0.3 * max(1, len(letters)) or len(kana) >= max(2, 0.1 * n_cjk):
+    if n_cjk < 4 or n_cjk < 0.3 * max(1, len(letters)) or len(kana) >= max(2, 0.2 * n_cjk):
         return [{"signal": "not_chinese", "field": "content", "excerpt": excerpt(text),
                  "detail": "%d Chinese characters of %d letters%s" % (
                      n_cjk, len(letters), ", %d Japanese kana" % len(kana) if kana else "")}]
@@ -491,6 +491,10 @@ _ESTIMATE_BEFORE_RE = re.compile(r"(?:[\u2248\u2243\u2245~\u223c]|\b(?:about|rou
                                  r"nearly|almost|close to|estimated?|estimating|ballpark|order of|just under|just over|"
                                  r"as a (?:sanity )?check|sanity check|rough(?:ly)?|check:?))\s*(?:of\s+|at\s+|is\s+|:\s*)?"
                                  r"[$\s(]*$", re.I)
+# A bound is not a result either: "< 60,000", "more than 50,000", "between 50,000 and 60,000".
+_BOUND_BEFORE_RE = re.compile(r"(?:[<>\u2264\u2265\u2266\u2267\u226a\u226b]=?|\b(?:less|more|greater|fewer|bigger|smaller|"
+                              r"higher|lower) than|\b(?:under|over|below|above|between|at least|at most|exceeds?|"
+                              r"between [\d,. ]+ and))\s*$", re.I)
 _ESTIMATE_AFTER_RE = re.compile(r"^\s*\(?(?:as an? )?(?:estimate|approximation|rough|ballpark|check)", re.I)
 
 
@@ -504,8 +508,10 @@ def arithmetic_plain(content):
 
 
 def is_estimate(text, start, end):
-    """Whether the number at text[start:end] is labelled as an estimate or a check."""
-    return bool(_ESTIMATE_BEFORE_RE.search(text[max(0, start - 30):start]) or _ESTIMATE_AFTER_RE.match(text[end:end + 30]))
+    """Whether the number at text[start:end] is labelled as an estimate or a check, or is a bound (< 60,000)."""
+    before = text[max(0, start - 30):start]
+    return bool(_ESTIMATE_BEFORE_RE.search(before) or _BOUND_BEFORE_RE.search(before)
+                or _ESTIMATE_AFTER_RE.match(text[end:end + 30]))
 
 
 def math_findings(content, a, b):
@@ -575,8 +581,8 @@ _GREETING_WORDS_RE = re.compile(
 # A greeting word greets when it addresses the reader: followed by punctuation, the end, a form of address or "you"
 # ("Hello!", "Hi there,", "G'day, mate"), not when it starts a sentence about something else ("Welcome to the jungle
 # is a song", "Hello World is a program").
-_ADDRESS_AFTER_RE = re.compile(r"^(?:\s*[!,.~;:\u3002\uff01\uff0c\u2014\u2013-]|\s*$|\s+(?:there|again|friend|"
-                               r"everyone|all|folks|mate|y['\u2019]all|to you|back|and welcome)\b|\s*[\U0001F300-\U0001FAFF\u2600-\u27bf])",
+_ADDRESS_AFTER_RE = re.compile(r"^(?:\s*[!,.~;:?\u3002\uff01\uff0c\uff1f]|\s*\u2014|\s+[\u2013-]\s|\s*$|\s+(?:there|again|friend|"
+                               r"friends|everyone|all|folks|mate|y['\u2019]all|to you|back|and|et|y|und|e)\b|\s*[\U0001F300-\U0001FAFF\u2600-\u27bf])",
                                re.I)
 _FIRST_SENTENCES = 2
 
@@ -589,7 +595,7 @@ def greets(text):
     for m in _GREETING_WORDS_RE.finditer(head):
         if re.search(r"\byou\b", m.group(0), re.I) or _CJK_RE.search(m.group(0)) or _KANA_RE.search(m.group(0)):
             return True
-        if _ADDRESS_AFTER_RE.match(head[m.end():]) or not re.match(r"\s*\w", head[m.end():]):
+        if _ADDRESS_AFTER_RE.match(head[m.end():]) or not re.match(r"\s*[\w'\u2019-]", head[m.end():]):
             return True
     return False
 

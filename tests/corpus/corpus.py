@@ -65,8 +65,12 @@ def judge(case, facts):
 
 
 def outcome(case, facts):
-    """'ok', 'false pass', 'false failure' or 'wrong signal', with what was judged."""
-    passed, signals, detail = judge(case, facts)
+    """'ok', 'false pass', 'false failure', 'wrong signal' or 'crash' (the judging code raised), with what was
+    judged."""
+    try:
+        passed, signals, detail = judge(case, facts)
+    except Exception as exc:  # pylint: disable=broad-except  # a crash is a result of its own, never a verdict
+        return "crash", [type(exc).__name__], str(exc)[:200]
     want_pass = case["expect"] == "pass"
     if passed and not want_pass:
         return "false pass", signals, detail
