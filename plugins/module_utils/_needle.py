@@ -14,7 +14,11 @@ import random
 import re
 
 from ansible_collections.glm53.serving.plugins.module_utils._response_contract import chat_response, nfkc_digits
-from ansible_collections.glm53.serving.plugins.module_utils._text_checks import garbage_findings, visible_length
+from ansible_collections.glm53.serving.plugins.module_utils._text_checks import (
+    foreign_fragment,
+    garbage_findings,
+    visible_length,
+)
 
 # The garbage signals that disqualify an answer whatever number it gives: a loop to the end of the answer,
 # a run of one token or of invisible characters, chat-template or reasoning markup in the content. Weaker
@@ -340,6 +344,9 @@ def _contract_verdict(body, served_model_name):
     """(fields, None) when the body keeps the response contract and the answer is finished, else (fields, verdict):
     the needle and the control are judged only on a finished answer (finish_reason stop) from the served model."""
     fields, findings = chat_response(body, served_model_name)
+    frag = foreign_fragment(fields["content"], "LATIN")  # the needle's prompt is English
+    if frag and not findings:
+        findings = [{"signal": "foreign_fragment", "detail": frag[1]}]
     cut = fields["finish_reason"] == "length" and not visible_length(fields["content"] or "")
     if not findings and fields["finish_reason"] != "stop" and not cut:  # no content at all: scored as missed/no_answer
         findings = [{"signal": "unfinished", "detail": "finish_reason=%s: the answer was cut before the engine ended "
