@@ -158,6 +158,9 @@ def host_causes(evidence):
                 found = True
         if not found:
             add("needle: %s" % _class_of(needle.get("msg")))
+    for line in evidence.get("failures") or []:
+        if str(line).startswith("reference "):  # the numerics: no_scores, numerics_band or numerics_drift
+            add("reference: %s" % str(line).split()[1].rstrip(":"))
     bench = evidence.get("bench") or None
     if bench and not bench.get("passed"):
         add("bench: failed requests" if (bench.get("figures") or {}).get("failed") else "bench: did not run")

@@ -17,7 +17,7 @@ description:
     or not reached because the engine was not ready) is left out; a not-ready engine is a failure of its own.
   - Each failure is one line, C(health:), C(chat), C(needle) or C(bench) and the probe's own summary line (or its
     message).
-positional: _input, chat, needle, bench
+positional: _input, chat, needle, bench, reference
 options:
   _input:
     description: The health probe's registered result.
@@ -35,6 +35,22 @@ options:
         It fails the host when the benchmark could not run or a request in it failed; how fast the release is, is
         the rollout's performance gate's to judge, not the verdict's.
     type: dict
+  reference:
+    description:
+      - The reference scoring's registered result (M(glm53.serving.vllm_reference_score); skipped or omitted when it
+        did not run). Its problems (no scores, a figure outside the band, drift from the release's baseline on this
+        host) fail the host.
+    type: dict
+  fleet:
+    description:
+      - The fleet's median figure for each passage among the hosts serving the same release (from
+        P(glm53.serving.reference_fleet_median#filter); empty when fewer than three hosts serve it). A host whose
+        figure departs from it by more than O(tolerance) fails, with both figures named.
+    type: dict
+  tolerance:
+    description: The largest departure from the fleet's median, as a fraction of the median.
+    type: float
+    default: 0.05
 author:
   - glm53.serving contributors (@glm53)
 """
@@ -65,6 +81,7 @@ _value:
 import re
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.glm53.serving.plugins.module_utils._reference import drift_problem
 
 _COMMIT = re.compile(r"\+g([0-9a-f]{7,40})")
 
@@ -80,7 +97,7 @@ def _lines(result, fallback):
     return [str(line) for line in summary] or [str(result.get("msg") or fallback)]
 
 
-def probe_verdict(health, chat=None, needle=None, bench=None):
+def probe_verdict(health, chat=None, needle=None, bench=None, reference=None, fleet=None, tolerance=0.05):
     if not isinstance(health, dict):
         raise AnsibleFilterError("probe_verdict expects the health probe's registered result (a mapping)")
     failures = []
@@ -95,6 +112,15 @@ def probe_verdict(health, chat=None, needle=None, bench=None):
         elif int((bench.get("figures") or {}).get("failed") or 0) > 0:
             failures.append("bench %d of %d requests failed" % (
                 bench["figures"]["failed"], bench["figures"]["failed"] + int(bench["figures"].get("completed") or 0)))
+    if _ran(reference):
+        if not reference.get("passed"):
+            failures.extend("reference %s" % line for line in _lines(reference, "reference scoring failed"))
+        for name, fig in sorted((reference.get("passages") or {}).items()):
+            nll = fig.get("nll") if isinstance(fig, dict) else None
+            problem = drift_problem(name, nll, (fleet or {}).get(name), float(tolerance),
+                                    "the fleet's median for this release") if isinstance(nll, (int, float)) else None
+            if problem:
+                failures.append("reference numerics_drift: %s" % problem)
     version = health.get("version")
     match = _COMMIT.search(version) if isinstance(version, str) else None
     return {"passed": not failures, "failures": failures, "engine_commit": match.group(1) if match else None}

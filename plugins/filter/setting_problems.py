@@ -115,6 +115,11 @@ def _problem(check):
         n = _number(value)
         if n is None or not 0 < n <= 1:
             return "%s=%s must be a fraction above 0 and at most 1 (0.94 is the card's)." % (name, shown)
+    elif rule == "number_range":
+        n = _number(value)
+        low, high = check.get("min"), check.get("max")
+        if n is None or n != n or (low is not None and n < low) or (high is not None and n > high):
+            return "%s=%s must be a number from %s to %s." % (name, shown, low, high)
     elif rule in ("int_min", "int_range"):
         n = _integer(value)
         low, high = check.get("min"), check.get("max")

@@ -27,6 +27,18 @@ description:
     C(finish_reason=length) fails as C(hit_token_limit) (each probe asks for a short answer).
   - Reasoning must be present as C(reasoning) or C(reasoning_content) (the first that holds text).
     C(finish_reason=length) with null content is reported as "reasoning ran out of budget", never as a pass.
+  - Before any text is judged, each answer must keep the response contract - a JSON chat completion from the served
+    model (C(model) equal to O(served_model_name)), content a string or a list of text parts, C(finish_reason=stop),
+    no C(tool_calls) (none are offered), and no template or tool-call markup, no line that opens another chat turn, no
+    encoding corruption (U+FFFD, byte-fallback pieces, mojibake, dropped spaces). A body that is not that gives a
+    signal, never an error.
+  - With O(verifiable=true), greedy tasks whose answers are checked exactly are sent with the card's prompts, all as
+    one concurrent batch (an answer that belongs to another request shows as a wrong answer) - copy a random string
+    back, look a value up in a short table given in the prompt, and a Traditional Chinese question with a short known
+    answer.
+  - With O(relevance=true), the greeting and the Chinese answer are scored through the engine (vLLM's
+    C(prompt_logprobs)) after their own prompt and after an unrelated one; an answer that is not at least
+    O(relevance_margin) nats per token more likely after its own prompt does not answer it (C(off_prompt)).
   - Fails when any probe fails; every verdict names its signal and quotes an excerpt.
 author:
   - glm53.serving contributors (@glm53)
@@ -62,6 +74,24 @@ options:
     description: Seconds per request.
     type: int
     default: 600
+  verifiable:
+    description: Also send the tasks whose answers are checked exactly (copy, table look-up, a Chinese question).
+    type: bool
+    default: true
+  relevance:
+    description: Score the greeting and Chinese answers after their own prompt and after an unrelated one.
+    type: bool
+    default: true
+  relevance_margin:
+    description:
+      - The least mean log-likelihood gain per token, in nats, of an answer after its own prompt over after an
+        unrelated one. 0 accepts an answer exactly as likely after either prompt; see the collection's
+        C(docs/verdicts.md) for how the default was chosen.
+    type: float
+    default: 0.1
+  seed:
+    description: Seed for the random operands, strings and tables (random when unset).
+    type: int
 extends_documentation_fragment:
   - glm53.serving.openai_endpoint
   - glm53.serving.info_module
@@ -94,6 +124,7 @@ probes:
       finish_reason: stop
       completion_tokens: 70
       latency_s: 2.1
+      relevance: {own_nll: 0.41, other_nll: 2.65, margin: 2.24}
       findings: []
 summary:
   description: One line per failed probe, naming the signal and quoting an excerpt.
@@ -104,6 +135,7 @@ summary:
 """
 
 import random
+import threading
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._openai_client import (
@@ -114,33 +146,109 @@ from ansible_collections.glm53.serving.plugins.module_utils._openai_client impor
     endpoint_argument_spec,
     error_message,
 )
+from ansible_collections.glm53.serving.plugins.module_utils._reference import UNRELATED_PROMPT, ScoreError, score_text
 from ansible_collections.glm53.serving.plugins.module_utils._text_checks import (
+    exact_findings,
     excerpt,
     judge_chat,
 )
 
 MIN_MAX_TOKENS = 2048
+_COPY_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+_TABLE_WORDS = (("amber", "brisk", "cobalt", "dusky", "ember", "frosty", "golden", "hazel", "ivory", "jade"),
+                ("anchor", "beacon", "canyon", "delta", "falcon", "harbor", "lantern", "meadow", "orchid", "pebble"))
+# Traditional Chinese questions with one short answer each (accepted forms).
+ZH_FACTS = (("台灣最高的山是哪一座？請只回答山名。", ["玉山"]),
+            ("一個星期有幾天？請只用阿拉伯數字回答。", ["7"]),
+            ("「日」和「月」合在一起是哪一個字？請只回答那個字。", ["明"]))
 
 
-def run_probe(client, p, name, prompt, operands=None):
-    verdict = {"name": name, "prompt": prompt, "passed": False, "findings": []}
+def verifiable_tasks(rng):
+    """[(name, prompt, accepted answers)] of the tasks checked exactly."""
+    copy = "-".join("".join(rng.choice(_COPY_ALPHABET) for _i in range(4)) for _j in range(3))
+    keys = set()
+    while len(keys) < 6:
+        keys.add("%s-%s" % (rng.choice(_TABLE_WORDS[0]), rng.choice(_TABLE_WORDS[1])))
+    keys = sorted(keys)
+    values = rng.sample(range(1000, 10000), len(keys))
+    asked = rng.randrange(len(keys))
+    table = "\n".join("%s: %d" % (k, v) for k, v in zip(keys, values))
+    question, answers = ZH_FACTS[rng.randrange(len(ZH_FACTS))]
+    return [("copy", "Repeat this string exactly, and nothing else: %s" % copy, [copy]),
+            ("lookup", "Here is a table:\n%s\nWhat is the value for %s? Answer with the number only."
+             % (table, keys[asked]), [str(values[asked])], [str(v) for v in values]),
+            ("zh_fact", question, answers)]
+
+
+def ask(client, p, prompt):
+    """(body, None, latency), or (None, a finding, None) when no answer came."""
     try:
-        _status, resp, elapsed = client.chat(p["served_model_name"], [{"role": "user", "content": prompt}], p["max_tokens"],
-                                             timeout=p["request_timeout"], temperature=0)
+        _status, resp, elapsed = client.chat(p["served_model_name"], [{"role": "user", "content": prompt}],
+                                             p["max_tokens"], timeout=p["request_timeout"], temperature=0)
+        return resp, None, elapsed
     except ProbeHTTPError as exc:
-        verdict["findings"] = [{"signal": "http_error", "field": "response", "excerpt": error_message(exc.body),
-                                "detail": "HTTP %s" % exc.status}]
-        return verdict
+        return None, {"signal": "http_error", "field": "response", "excerpt": error_message(exc.body),
+                      "detail": "HTTP %s" % exc.status}, None
     except (ProbeConnectionRefused, ProbeTimeout) as exc:
-        verdict["findings"] = [{"signal": "no_answer", "field": "response", "excerpt": "", "detail": str(exc)}]
-        return verdict
-    fields, findings = judge_chat(name, resp, p["served_model_name"], prompt, operands, p["require_reasoning"])
-    content, reasoning, finish, usage = fields["content"], fields["reasoning"], fields["finish_reason"], fields["usage"]
+        return None, {"signal": "no_answer", "field": "response", "excerpt": "", "detail": str(exc)}, None
+
+
+def judge(p, task, answer, others):
+    """(verdict, content text) of one probe from its answer."""
+    name, prompt = task["name"], task["prompt"]
+    resp, error, elapsed = answer
+    verdict = {"name": name, "prompt": prompt, "passed": False, "findings": []}
+    if error:
+        verdict["findings"] = [error]
+        return verdict, None
+    fields, findings = judge_chat(name, resp, p["served_model_name"], prompt, task.get("operands"),
+                                  p["require_reasoning"])
+    content, reasoning = fields["content"], fields["reasoning"]
+    if not findings and task.get("accepted"):
+        findings = exact_findings(content, task["accepted"], [o for o in others if o not in task["accepted"]])
     verdict.update(
-        passed=not findings, findings=findings, finish_reason=finish, latency_s=round(elapsed, 3),
+        passed=not findings, findings=findings, finish_reason=fields["finish_reason"], latency_s=round(elapsed, 3),
         content_excerpt=excerpt(content or ""), reasoning_present=bool(reasoning and str(reasoning).strip()),
-        completion_tokens=usage.get("completion_tokens"), prompt_tokens=usage.get("prompt_tokens"))
-    return verdict
+        completion_tokens=fields["usage"].get("completion_tokens"), prompt_tokens=fields["usage"].get("prompt_tokens"))
+    return verdict, content
+
+
+def relevance(client, p, verdict, content):
+    """Score the answer after its own prompt and after an unrelated one; a finding when the gain is too small."""
+    try:
+        own = score_text(client, p["served_model_name"], verdict["prompt"], content, p["request_timeout"])
+        other = score_text(client, p["served_model_name"], UNRELATED_PROMPT, content, p["request_timeout"])
+    except (ScoreError, ProbeHTTPError, ProbeConnectionRefused, ProbeTimeout) as exc:
+        return {"error": str(exc)}, {"signal": "no_scores", "field": "response", "excerpt": "",
+                                     "detail": "the answer could not be scored through the engine: %s" % exc}
+    margin = round(other["nll"] - own["nll"], 4)
+    result = {"own_nll": own["nll"], "other_nll": other["nll"], "margin": margin, "tokens": own["tokens"]}
+    if margin < p["relevance_margin"]:
+        return result, {"signal": "off_prompt", "field": "content", "excerpt": excerpt(content),
+                        "detail": "the answer is %.3f nats/token likelier after its own prompt than after an unrelated "
+                                  "one (%.3f against %.3f), under the %.2f margin: it does not answer this prompt"
+                                  % (margin, own["nll"], other["nll"], p["relevance_margin"])}
+    return result, None
+
+
+def run_batch(client, p, tasks):
+    """[(verdict, content)]: every task sent at once (threads), then each answer judged against the others'
+    expected answers."""
+    answers = [None] * len(tasks)
+
+    def send(i):
+        answers[i] = ask(client, p, tasks[i]["prompt"])
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(tasks))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    judged = []
+    for i, task in enumerate(tasks):
+        others = [a for j, t in enumerate(tasks) if j != i for a in t.get("accepted") or []] + task.get("others", [])
+        judged.append(judge(p, task, answers[i], others))
+    return judged
 
 
 def main():
@@ -154,6 +262,10 @@ def main():
             math=dict(type="bool", default=True),
             require_reasoning=dict(type="bool", default=True),
             request_timeout=dict(type="int", default=600),
+            verifiable=dict(type="bool", default=True),
+            relevance=dict(type="bool", default=True),
+            relevance_margin=dict(type="float", default=0.1),
+            seed=dict(type="int"),
         ),
         supports_check_mode=True,
     )
@@ -163,14 +275,26 @@ def main():
                              "cuts the answer off (the card: max_tokens >= 2048)." % (p["max_tokens"], MIN_MAX_TOKENS))
     if p["request_timeout"] < 1:
         module.fail_json(msg="request_timeout must be at least 1 second, got %d" % p["request_timeout"])
+    if not -1.0 <= p["relevance_margin"] <= 5.0:
+        module.fail_json(msg="relevance_margin must be between -1 and 5 nats per token, got %s" % p["relevance_margin"])
     client = client_from_params(p, p["request_timeout"])
-    probes = [run_probe(client, p, "greeting", p["greeting_prompt"]),
-              run_probe(client, p, "chinese", p["chinese_prompt"])]
+    rng = random.Random(p["seed"]) if p["seed"] is not None else random.SystemRandom()
+    tasks = [{"name": "greeting", "prompt": p["greeting_prompt"]}, {"name": "chinese", "prompt": p["chinese_prompt"]}]
     if p["math"]:
-        rng = random.SystemRandom()
         a, b = rng.randint(101, 999), rng.randint(101, 999)
-
-        probes.append(run_probe(client, p, "math", "What is %d * %d? Reply with the result." % (a, b), (a, b)))
+        tasks.append({"name": "math", "prompt": "What is %d * %d? Reply with the result." % (a, b), "operands": (a, b)})
+    if p["verifiable"]:
+        for item in verifiable_tasks(rng):
+            tasks.append({"name": item[0], "prompt": item[1], "accepted": item[2],
+                          "others": item[3] if len(item) > 3 else []})
+    probes = []
+    for v, content in run_batch(client, p, tasks):
+        probes.append(v)
+        if p["relevance"] and v["passed"] and v["name"] in ("greeting", "chinese"):
+            v["relevance"], finding = relevance(client, p, v, content)
+            if finding:
+                v["findings"].append(finding)
+                v["passed"] = False
     summary = []
     for v in probes:
         for f in v["findings"]:

@@ -29,22 +29,77 @@ def report(tmp_path_factory, request):
     bad = StandIn(tmp / "bad", env={"VLLM_STANDIN_BEHAVIOUR": "gibberish"}).start().wait_ready()
     request.addfinalizer(good.stop)
     request.addfinalizer(bad.stop)
+    # Two engines that write fluent text but whose numerics are off: one broken (outside the band), one drifted 15 %
+    # from the baseline its release recorded on that host at its first proof (here: the healthy engine's figures).
+    engines = {}
+    for name in ("poisoned", "drifted"):
+        (tmp / name).mkdir()
+        engines[name] = StandIn(tmp / name, env={"VLLM_STANDIN_NUMERICS": name}).start().wait_ready()
+        request.addfinalizer(engines[name].stop)
+    baseline = run_module_here("vllm_reference_score", {"base_url": good.url, "served_model_name": "glm53-flash-awq"})
+    assert baseline["passed"], baseline
+    (tmp / "ev-drifted" / "baselines").mkdir(parents=True)
+    (tmp / "ev-drifted" / "baselines" / "current.json").write_text(json.dumps(
+        {"release": "current", "passages": baseline["figures"]}))
     inventory = tmp / "hosts.yml"
     inventory.write_text(json.dumps({"all": {"hosts": {
         "node-good": {"probes_base_url": good.url, "probes_evidence_dir": str(tmp / "ev-good"),
                       "probes_textfile_dir": str(tmp / "textfile-good")},
         "node-bad": {"probes_base_url": bad.url, "probes_evidence_dir": str(tmp / "ev-bad"),
-                     "probes_textfile_dir": str(tmp / "textfile-bad")}}}}))
+                     "probes_textfile_dir": str(tmp / "textfile-bad")},
+        "node-poisoned": {"probes_base_url": engines["poisoned"].url, "probes_evidence_dir": str(tmp / "ev-poisoned"),
+                          "probes_textfile_dir": ""},
+        "node-drifted": {"probes_base_url": engines["drifted"].url, "probes_evidence_dir": str(tmp / "ev-drifted"),
+                         "probes_textfile_dir": ""}}}}))
     (tmp / "textfile-good").mkdir()
     (tmp / "textfile-bad").mkdir()
     extra = {"ansible_python_interpreter": sys.executable, "probes_service_manager": "none",
-             "probes_needle_targets": [60000], "probes_needle_depths": [10, 50, 90],
+             "probes_needle_targets": [60000], "probes_needle_depths": [10, 50, 90], "probes_bench_label": "current",
              "probes_report_dir": str(tmp / "report"),
              "__glm53_ledger_file": str(tmp / "ledger.json")}  # the host's ledger, here this machine's: kept in tmp
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
     proc = subprocess.run(["ansible-playbook", "-i", str(inventory), PLAYBOOK, "-e", json.dumps(extra)],
                           capture_output=True, text=True, env=env, timeout=600, check=False)
     return proc, tmp
+
+
+def run_module_here(name, args):
+    """A module's result, run in this process (the collection is importable through testlib)."""
+    import contextlib
+    import importlib
+    import io
+
+    from ansible.module_utils.testing import patch_module_args
+    module = importlib.import_module("ansible_collections.glm53.serving.plugins.modules." + name)
+    out = io.StringIO()
+    with patch_module_args(args), contextlib.redirect_stdout(out):
+        try:
+            module.main()
+        except SystemExit:
+            pass
+    return json.loads(out.getvalue())
+
+
+def test_numerics_are_proved_with_a_baseline(report):
+    """The reference figures are in each host's evidence; a healthy host records its release's baseline at its first
+    proof; a broken engine fails the band and a drifted one its release's baseline, each naming both figures, though
+    both write fluent text."""
+    proc, tmp = report
+    assert (tmp / "report" / "node-good.json").exists(), proc.stdout[-4000:]
+    good = json.loads((tmp / "report" / "node-good.json").read_text())
+    assert good["reference"]["passed"] and set(good["reference"]["figures"]) == {"english", "chinese", "code"}
+    recorded = json.loads((tmp / "ev-good" / "baselines" / "current.json").read_text())
+    assert recorded["passages"] == good["reference"]["figures"] and recorded["release"] == "current"
+    poisoned = json.loads((tmp / "report" / "node-poisoned.json").read_text())
+    assert not poisoned["passed"] and poisoned["needle"]["passed"]
+    assert any(f.startswith("reference numerics_band: english: 11.9") for f in poisoned["failures"]), poisoned["failures"]
+    assert not (tmp / "ev-poisoned" / "baselines").exists()  # a broken engine's figures are never a baseline
+    drifted = json.loads((tmp / "report" / "node-drifted.json").read_text())
+    assert not drifted["passed"] and drifted["chat"]["passed"] and drifted["needle"]["passed"]
+    drift = [f for f in drifted["failures"] if "numerics_drift" in f]
+    assert drift and "+15.0%" in drift[0] and "%.4f" % good["reference"]["figures"][drift[0].split()[2].rstrip(":")] \
+        in drift[0], drifted["failures"]
+    assert "Probes failed on node-drifted" in proc.stdout
 
 
 def test_good_host_passes_bad_host_is_failed(report):
@@ -95,9 +150,10 @@ def test_html_report_in_headless_chromium(report):
     profile = tmp / "chromium-profile"
     dom = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, "--user-data-dir=%s" % profile, "--dump-dom",
                           html.as_uri()], capture_output=True, text=True, timeout=120, check=True).stdout
-    assert dom.count('class="host-row"') == 2
-    assert 'id="heatmap"' in dom and dom.count('class="heatmap"') == 2
-    assert dom.count('class="cell retrieved"') == 3
+    assert dom.count('class="host-row"') == 4
+    assert 'id="heatmap"' in dom and dom.count('class="heatmap"') == 4
+    assert dom.count('class="cell retrieved"') == 9  # the good, poisoned and drifted engines retrieve every needle
+    assert dom.count('class="numerics"') == 2 and dom.count('class="numerics failed"') == 2
     subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, "--user-data-dir=%s" % profile, "--window-size=1400,900",
                     "--screenshot=%s" % shot, html.as_uri()], capture_output=True, timeout=120, check=True)
     assert shot.stat().st_size > 10000

@@ -175,6 +175,28 @@ def _needle(prompt: str, question: str, behaviour: str):
             f"The special magic {noun} for {key} mentioned in the provided text is: {joined}.")
 
 
+# The verifiable tasks (vllm_chat_probe's copy, table look-up and Chinese questions), answered as a healthy model does.
+_COPY_RE = re.compile(r"Repeat this string exactly[^:]*:\s*(\S+)")
+_LOOKUP_RE = re.compile(r"What is the value for ([\w-]+)\?")
+_ROW_RE = re.compile(r"(?m)^([\w-]+): (\d+)$")
+ZH_FACTS = {"台灣最高的山": "玉山", "一個星期有幾天": "7", "「日」和「月」合在一起": "明"}
+
+
+def _verifiable(user_text: str):
+    m = _COPY_RE.search(user_text)
+    if m:
+        return "The user wants the string back exactly.", m.group(1)
+    m = _LOOKUP_RE.search(user_text)
+    if m:
+        rows = dict(_ROW_RE.findall(user_text))
+        if m.group(1) in rows:
+            return f"The table gives {m.group(1)} as {rows[m.group(1)]}.", rows[m.group(1)]
+    for question, answer in ZH_FACTS.items():
+        if question in user_text:
+            return "The user asks a question in Traditional Chinese with a short answer.", answer
+    return None
+
+
 def respond(prompt_text: str, user_text: str, behaviour: str):
     """Return (reasoning, closes_reasoning, content, runs_to_limit)."""
     if behaviour == "gibberish":
@@ -191,6 +213,9 @@ def respond(prompt_text: str, user_text: str, behaviour: str):
     needle = _needle(prompt_text, user_text, behaviour)
     if needle:
         return needle[0], True, needle[1], False
+    task = _verifiable(user_text)
+    if task and behaviour not in ("refusal", "echo"):
+        return task[0], True, task[1], False
     if behaviour == "refusal":
         return ("The user asks something. I will not do it.", True,
                 "抱歉，我無法回答這個問題。" if _CJK_RE.search(user_text) else "I'm sorry, but I can't help with that.",

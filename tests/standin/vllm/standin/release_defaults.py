@@ -5,3 +5,7 @@ BEHAVIOUR = None
 # Each token's emulated decode time (VLLM_STANDIN_DECODE_S_PER_TOKEN) is multiplied by this. The fixture fork has a
 # commit that sets it to 4/3: a correct build that decodes 25 % fewer tokens a second (the performance gate's story).
 DECODE_SCALE = 1.0
+# What the prompt logprobs say (VLLM_STANDIN_NUMERICS when it is not set): good, poisoned or drifted. The fixture fork
+# has a commit that sets it to drifted: an engine that writes fluent text but whose numerics moved (the quality gate's
+# story).
+NUMERICS = None

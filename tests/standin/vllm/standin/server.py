@@ -20,6 +20,9 @@ Knobs (environment):
   VLLM_STANDIN_FAULT_FILE          makes those faults survive a restart (a bad GPU, not a bad process): the fault
                                    is written here when it starts, and an engine that finds the file starts with
                                    the fault on from its first request. Without it a restart clears the fault.
+  VLLM_STANDIN_NUMERICS            good (default; a build may change it in vllm/standin/release_defaults.py),
+                                   poisoned or drifted: what the prompt logprobs say (vllm/standin/scoring.py);
+                                   the text the engine writes does not change
   VLLM_STANDIN_WATCHDOG_S          how often the dead-engine watchdog looks (default 5, as vLLM)
   VLLM_STANDIN_LATENCY             extra seconds per chat completion (to hold requests in flight)
   VLLM_STANDIN_DECODE_S_PER_TOKEN  emulated decode time per generated token (default 0), so a request
@@ -52,6 +55,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from vllm.reasoning import ReasoningParserManager
 from vllm.standin import behaviour as behaviours
 from vllm.standin import release_defaults
+from vllm.standin import scoring
 from vllm.standin.shm import ShmBlocks
 from vllm.standin.tokenizer import Tokenizer, last_user_text, render_chat
 from vllm.tool_parsers import ToolParserManager
@@ -107,6 +111,7 @@ class Engine:
                  prefill_s=0.0):
         self.decode_s = decode_s
         self.prefill_s = prefill_s  # per prompt token
+        self.numerics = os.environ.get("VLLM_STANDIN_NUMERICS") or getattr(release_defaults, "NUMERICS", None) or "good"
         self.served_names = served_names
         self.max_model_len = max_model_len
         self.behaviour = behaviour
@@ -325,6 +330,19 @@ def make_handler(engine: Engine):
                                "InternalServerError")
             messages = body.get("messages")
             kwargs = body.get("chat_template_kwargs") or {}
+            if body.get("continue_final_message") and body.get("add_generation_prompt", True):
+                raise ApiError(400, "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
+                               "BadRequestError")
+            top_n = body.get("prompt_logprobs")
+            if top_n is not None:
+                if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < -1:
+                    raise ApiError(400, "`prompt_logprobs` must be a positive value or -1.", "BadRequestError",
+                                   "prompt_logprobs")
+                if top_n > 20:
+                    raise ApiError(400, f"Requested prompt logprobs of {top_n}, which is greater than max allowed: 20",
+                                   "BadRequestError")
+                if body.get("stream") and (top_n > 0 or top_n == -1):
+                    raise ApiError(400, "`prompt_logprobs` are not available when `stream=True`.", "BadRequestError")
             try:
                 prompt_text = render_chat(messages, body.get("add_generation_prompt", True),
                                           body.get("continue_final_message", False))
@@ -389,6 +407,13 @@ def make_handler(engine: Engine):
                 reasoning = None
 
             name = body.get("model") or engine.served_names[0]
+            prompt_ids, prompt_lps = None, None
+            if top_n is not None or body.get("return_token_ids"):
+                numerics = "poisoned" if fault == "garbage" else engine.numerics
+                prompt_ids, lps = scoring.token_logprobs(tok, prompt_text, last_user_text(
+                    messages[:-1] if body.get("continue_final_message") else messages), numerics)
+                if top_n is not None:
+                    prompt_lps = scoring.entries(tok, prompt_ids, lps, top_n if top_n >= 0 else 5)
             usage = {"prompt_tokens": prompt_len, "total_tokens": prompt_len + n_out,
                      "completion_tokens": n_out, "prompt_tokens_details": None}
             elapsed = time.monotonic() - t0
@@ -417,7 +442,9 @@ def make_handler(engine: Engine):
                     "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish,
                                  "stop_reason": None, "token_ids": None}],
                     "service_tier": None, "system_fingerprint": None, "usage": usage,
-                    "prompt_logprobs": None, "prompt_token_ids": None, "kv_transfer_params": None})
+                    "prompt_logprobs": prompt_lps,
+                    "prompt_token_ids": prompt_ids if body.get("return_token_ids") else None,
+                    "kv_transfer_params": None})
 
         def _stream(self, rid, name, reasoning, content, finish, usage, body):
             self.send_response(200)
