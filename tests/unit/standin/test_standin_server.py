@@ -365,3 +365,35 @@ def test_bench_runs_the_real_client_or_says_it_is_missing(tmp_path):
     argv = (tmp_path / "argv").read_text().split("\n")[:-1]
     assert argv[0] == "-I" and argv[1].endswith(os.path.join("vllm", "standin", "bench_client.py"))
     assert argv[2:] == ["bench", "serve", "--seed", "0"]
+
+
+SCORE = {"model": "glm53-flash-awq", "max_tokens": 1, "prompt_logprobs": 0, "continue_final_message": True,
+         "add_generation_prompt": False, "return_token_ids": True,
+         "messages": [{"role": "user", "content": "Say hello."}, {"role": "assistant", "content": "Hello there!"}]}
+
+
+def test_prompt_logprobs_have_vllms_shape(standin):
+    """One entry per prompt token, the first null; each a dict from the token id (a string) to its logprob, rank and
+    text; prompt_token_ids in the same order; -1 < logprob < 0 for a healthy engine."""
+    status, body = standin.request("POST", "/v1/chat/completions", SCORE)
+    assert status == 200, body
+    entries, ids = body["prompt_logprobs"], body["prompt_token_ids"]
+    assert entries[0] is None and len(entries) == len(ids) == body["usage"]["prompt_tokens"]
+    for tid, entry in zip(ids[1:], entries[1:]):
+        assert list(entry) == [str(tid)] and -13 < entry[str(tid)]["logprob"] < 0
+    status, top = standin.request("POST", "/v1/chat/completions", {**SCORE, "prompt_logprobs": 3})
+    assert status == 200 and all(len(e) in (3, 4) for e in top["prompt_logprobs"][1:])
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"add_generation_prompt": True}, "continue_final_message"),
+    ({"add_generation_prompt": None}, "continue_final_message"),
+    ({"prompt_logprobs": 21}, "greater than max allowed: 20"),
+    ({"prompt_logprobs": -2}, "prompt_logprobs"),
+    ({"prompt_logprobs": 1, "stream": True}, "stream=True"),
+    ({"max_tokens": 0}, "max_tokens"),
+])
+def test_scoring_requests_vllm_refuses_are_refused(standin, change, message):
+    body = {k: v for k, v in {**SCORE, **change}.items() if v is not None}
+    status, err = standin.request("POST", "/v1/chat/completions", body)
+    assert status == 400 and message in err["error"]["message"], err

@@ -23,6 +23,8 @@ Knobs (environment):
   VLLM_STANDIN_NUMERICS            good (default; a build may change it in vllm/standin/release_defaults.py),
                                    poisoned or drifted: what the prompt logprobs say (vllm/standin/scoring.py);
                                    the text the engine writes does not change
+  VLLM_STANDIN_ANSWER_AS           a gateway in front of the engine that swaps the model: every chat answer names this
+                                   model (a fallback's) in its `model` field, whatever was asked
   VLLM_STANDIN_WATCHDOG_S          how often the dead-engine watchdog looks (default 5, as vLLM)
   VLLM_STANDIN_LATENCY             extra seconds per chat completion (to hold requests in flight)
   VLLM_STANDIN_DECODE_S_PER_TOKEN  emulated decode time per generated token (default 0), so a request
@@ -406,7 +408,7 @@ def make_handler(engine: Engine):
             if body.get("include_reasoning") is False:
                 reasoning = None
 
-            name = body.get("model") or engine.served_names[0]
+            name = os.environ.get("VLLM_STANDIN_ANSWER_AS") or body.get("model") or engine.served_names[0]
             prompt_ids, prompt_lps = None, None
             if top_n is not None or body.get("return_token_ids"):
                 numerics = "poisoned" if fault == "garbage" else engine.numerics

@@ -11,9 +11,12 @@ def args(s, **extra):
 def test_good_server_passes_all_probes(run_module, standin):
     r = run_module(vllm_chat_probe, args(standin))
     assert not r.failed, r.get("msg")
-    assert [p["name"] for p in r["probes"]] == ["greeting", "chinese", "math"]
+    assert [p["name"] for p in r["probes"]] == ["greeting", "chinese", "math", "copy", "lookup", "zh_fact"]
     assert all(p["passed"] and p["reasoning_present"] and p["finish_reason"] == "stop" for p in r["probes"])
     assert r["summary"] == [] and r["changed"] is False
+    # the greeting and the self-introduction are far likelier after their own prompt than after an unrelated one
+    margins = {p["name"]: p["relevance"]["margin"] for p in r["probes"] if "relevance" in p}
+    assert set(margins) == {"greeting", "chinese"} and min(margins.values()) > 0.5, margins
 
 
 def test_the_old_option_name_model_still_works(run_module, standin):
@@ -62,3 +65,40 @@ def test_http_error_is_a_failed_probe(run_module, standin):
     r = run_module(vllm_chat_probe, args(standin, model="not-served"))
     assert r.failed and {f["signal"] for p in r["probes"] for f in p["findings"]} == {"http_error"}
     assert "NotFoundError" in r["msg"]
+
+
+def test_answers_that_belong_to_another_request_are_wrong(run_module, standin_factory):
+    """The batch is judged as a whole: an engine that answers the copy task with the table's value (or the other way
+    round) fails both as wrong answers, whatever each answer looks like on its own."""
+    s = standin_factory(env={"VLLM_STANDIN_BEHAVIOUR": "echo"}).start().wait_ready()
+    r = run_module(vllm_chat_probe, args(s, seed=7, relevance=False))
+    by = {p["name"]: p for p in r["probes"]}
+    assert r.failed and not by["copy"]["passed"] and not by["lookup"]["passed"] and not by["zh_fact"]["passed"]
+    assert {f["signal"] for f in by["lookup"]["findings"]} & {"prompt_echo", "conflicting_answer", "wrong_answer"}
+
+
+def test_a_poisoned_engine_writes_fluent_text_but_fails_relevance(run_module, standin_factory):
+    """Numerics broken, text fluent: the text checks pass, the likelihood after the answer's own prompt is no better
+    than after an unrelated one, and the probe says so."""
+    s = standin_factory(env={"VLLM_STANDIN_NUMERICS": "poisoned"}).start().wait_ready()
+    r = run_module(vllm_chat_probe, args(s, seed=3))
+    by = {p["name"]: p for p in r["probes"]}
+    assert r.failed and by["math"]["passed"] and by["copy"]["passed"]
+    assert [f["signal"] for f in by["greeting"]["findings"]] == ["off_prompt"]
+    assert "greeting: off_prompt in content" in r["msg"] and "11.9" in r["msg"]
+    off = run_module(vllm_chat_probe, args(s, seed=3, relevance=False))
+    assert not off.failed, off.get("msg")
+
+
+def test_a_gateway_answering_with_another_model_fails(run_module, standin_factory):
+    """The served name is checked in every answer: a gateway's fallback model behind the same URL fails each probe
+    with model_mismatch, however good its answers are."""
+    s = standin_factory(env={"VLLM_STANDIN_ANSWER_AS": "gpt-fallback"}).start().wait_ready()
+    r = run_module(vllm_chat_probe, args(s, relevance=False))
+    assert r.failed and all([f["signal"] for f in p["findings"]] == ["model_mismatch"] for p in r["probes"]), r["probes"]
+    assert "'gpt-fallback', not the served 'glm53-flash-awq'" in r["msg"]
+
+
+def test_a_bad_relevance_margin_is_refused(run_module, standin):
+    r = run_module(vllm_chat_probe, args(standin, relevance_margin=9.0))
+    assert r.failed and "relevance_margin must be between -1 and 5" in r["msg"]
