@@ -6,8 +6,10 @@
   (a side thread connects every 10 ms to see the moment the port opens);
 - haystack sizing: /tokenize calls and sizing error for 100K and 450K targets (the stand-in's tokenizer);
 - client CPU time to build a 450K-token haystack prompt;
-- probe time on a good host: vllm_chat_probe, then vllm_needle at 100K tokens (5 depths and the control),
-  wall seconds per run (the verdict code is part of it; the stand-in answers at once).
+- probe time on a good host: vllm_chat_probe (the card's prompts and the verifiable tasks in one batch, the relevance
+  scores), vllm_reference_score, then vllm_needle at 100K tokens (5 depths and the control), wall seconds per run and
+  each part's (the verdict code is part of it; the stand-in answers at once);
+- the reference scoring's own cost: passages, prompt tokens scored (one prefill each), seconds.
 Run from a venv with ansible-core and the stand-in installed (make test's venv: /var/tmp/glm53-ci/venv).
 """
 import argparse
@@ -29,7 +31,12 @@ from testlib import StandIn  # noqa: E402  (also makes the collection importable
 from ansible.module_utils.testing import patch_module_args  # noqa: E402
 from ansible_collections.glm53.serving.plugins.module_utils._needle import Haystack, size_haystack  # noqa: E402
 from ansible_collections.glm53.serving.plugins.module_utils._openai_client import OpenAIClient  # noqa: E402
-from ansible_collections.glm53.serving.plugins.modules import vllm_chat_probe, vllm_health, vllm_needle  # noqa: E402
+from ansible_collections.glm53.serving.plugins.modules import (  # noqa: E402
+    vllm_chat_probe,
+    vllm_health,
+    vllm_needle,
+    vllm_reference_score,
+)
 
 
 def run_module(module, args):
@@ -104,17 +111,30 @@ def main():
           % (n, len(prompt.encode()) / 1e6, cpu))
     (base / "probe").mkdir()
     s = StandIn(base / "probe").start().wait_ready()
-    walls = []
+    walls, parts = [], {"chat": [], "reference": [], "needle": []}
     for seed in range(a.runs):
         t0 = time.monotonic()
         chat = run_module(vllm_chat_probe, {"base_url": s.url, "model": "glm53-flash-awq"})
+        t1 = time.monotonic()
+        ref = run_module(vllm_reference_score, {"base_url": s.url, "served_model_name": "glm53-flash-awq"})
+        t2 = time.monotonic()
         needle = run_module(vllm_needle, {"base_url": s.url, "model": "glm53-flash-awq", "targets": [100000],
                                           "seed": seed})
         walls.append(time.monotonic() - t0)
-        assert chat["passed"] and needle["passed"], (chat.get("msg"), needle.get("msg"))
+        parts["chat"].append(t1 - t0)
+        parts["reference"].append(t2 - t1)
+        parts["needle"].append(walls[-1] - (t2 - t0))
+        assert chat["passed"] and ref["passed"] and needle["passed"], (chat.get("msg"), ref.get("msg"), needle.get("msg"))
     s.stop()
-    print("probe time on a good host (chat probe + needle at 100K, 5 depths + control), %d runs: median %.2f s, "
-          "min %.2f s, max %.2f s" % (a.runs, statistics.median(walls), min(walls), max(walls)))
+    print("probe time on a good host (chat probe with its verifiable batch and relevance scores + reference scoring + "
+          "needle at 100K, 5 depths + control), %d runs: median %.2f s, min %.2f s, max %.2f s"
+          % (a.runs, statistics.median(walls), min(walls), max(walls)))
+    print("  of it, medians: chat probe %.2f s (%d requests: %d answers in one batch, %d scoring), reference scoring "
+          "%.2f s, needle %.2f s" % (statistics.median(parts["chat"]), len(chat["probes"]) + 8, len(chat["probes"]), 8,
+                                     statistics.median(parts["reference"]), statistics.median(parts["needle"])))
+    print("reference scoring: %d passages, one prefill each (%s prompt tokens scored), %.3f s in the module"
+          % (len(ref["passages"]), ", ".join("%s %d" % (k, v["tokens"]) for k, v in sorted(ref["passages"].items())),
+             ref["seconds"]))
     print("cores: %d" % os.cpu_count())
 
 

@@ -46,6 +46,10 @@ options:
         is the first proof.
     type: dict
     default: {}
+  baseline_name:
+    description: What O(baseline) is, as failures name it (the rollout's quality gate names the release it replaces).
+    type: str
+    default: this release's baseline on this host
   drift_tolerance:
     description: The largest departure from O(baseline), as a fraction of the baseline's figure (0.05 is 5 %).
     type: float
@@ -131,6 +135,7 @@ def main():
             passages=dict(type="list", elements="str", choices=sorted(PASSAGES), default=["english", "chinese", "code"]),
             band=dict(type="list", elements="float", default=[0.02, 5.0]),
             baseline=dict(type="dict", default={}),
+            baseline_name=dict(type="str", default="this release's baseline on this host"),
             drift_tolerance=dict(type="float", default=0.05),
             release=dict(type="str"),
             request_timeout=dict(type="int", default=600),
@@ -162,7 +167,7 @@ def main():
         nll = passages[name]["nll"]
         for signal, problem in (("numerics_band", band_problem(name, nll, band)),
                                 ("numerics_drift", drift_problem(name, nll, baseline.get(name), p["drift_tolerance"],
-                                                                 "this release's baseline on this host"))):
+                                                                 p["baseline_name"]))):
             if problem:
                 summary.append("%s: %s" % (signal, problem))
     result = dict(changed=False, passed=not summary, passages=passages, baseline=baseline, release=p["release"],
