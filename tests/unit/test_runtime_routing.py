@@ -48,7 +48,7 @@ def test_read_only_reporters_are_info_modules():
 
 def test_the_endpoint_group_shares_the_connection_options():
     group = RUNTIME["action_groups"]["endpoint"]
-    assert set(group) == {"vllm_health", "vllm_chat_probe", "vllm_needle", "vllm_metrics_info"}
+    assert set(group) == {"vllm_health", "vllm_chat_probe", "vllm_needle", "vllm_reference_score", "vllm_metrics_info"}
     for module in group:
         assert {"base_url", "api_key", "validate_certs", "ca_path"} <= options(module), module
     # one option name for the served model in every module that takes one

@@ -197,6 +197,17 @@ def _verifiable(user_text: str):
     return None
 
 
+# The answer to a prompt the stand-in does not recognise (none of the probes' prompts).
+GENERIC = ("The user asks a general question. I will give a short, helpful answer.", True,
+           "I'm GLM-5.3-Flash. I understood your message and I'm happy to help with it.", False)
+
+
+def recognised(user_text: str) -> bool:
+    """Whether the prompt is one of those the probes send (and this stand-in answers as a model would)."""
+    return bool(_verifiable(user_text) or _QUESTION_RE.search(user_text) or _arithmetic(user_text)
+                or _GREETING_RE.search(user_text) or re.search("介紹自己|介绍自己|自我介紹", user_text))
+
+
 def respond(prompt_text: str, user_text: str, behaviour: str):
     """Return (reasoning, closes_reasoning, content, runs_to_limit)."""
     if behaviour == "gibberish":
@@ -254,5 +265,4 @@ def respond(prompt_text: str, user_text: str, behaviour: str):
         return ("The user greets me. I should greet back and offer help.", True,
                 LAYOUT_GREETING if behaviour == "layout_table"
                 else "Hello! I'm GLM-5.3-Flash, an AI assistant. How can I help you today?", False)
-    return ("The user asks a general question. I will give a short, helpful answer.", True,
-            "I'm GLM-5.3-Flash. I understood your message and I'm happy to help with it.", False)
+    return GENERIC

@@ -2,8 +2,9 @@
 """Per-token log-likelihoods of a prompt, from a small deterministic scoring rule that behaves like a model where
 the probes look:
 
-- a token the stand-in would itself write after the last user message (its own answer to that prompt) is likely
-  (about -0.4 nats), so an answer scored after its own prompt is far likelier than after an unrelated one;
+- a token the stand-in would itself write after the last user message, when that is one of the probes' prompts (its
+  own answer to that prompt, in its behaviour), is likely (about -0.4 nats), so an answer scored after its own prompt
+  is far likelier than after an unrelated one;
 - a token already seen earlier in the prompt is fairly likely (-1.6), as a model copies from its context;
 - any other token costs what its kind costs ordinary text (punctuation and spaces -1.1, digits -2.3, CJK
   characters -2.7, Latin pieces -3.0), so fixed prose scores about 2-3 nats a token;
@@ -45,14 +46,17 @@ def _jitter(piece: str) -> float:
     return (zlib.crc32(piece.encode("utf-8")) % 100) / 250.0
 
 
-def token_logprobs(tok, prompt_text: str, user_text: str, numerics: str):
+def token_logprobs(tok, prompt_text: str, user_text: str, behaviour: str, numerics: str):
     """(token ids, [None, logprob, ...]) for every token of ``prompt_text``."""
     pieces = tok.pieces(prompt_text)
     ids = tok.encode(prompt_text)  # one id a piece, in order
-    # the healthy model's own answer, whatever the behaviour makes the engine write: the scores are the numerics'
-    # (VLLM_STANDIN_NUMERICS), not the text's
-    reasoning, _closes, content, _loop = behaviours.respond(prompt_text, user_text, "good")
-    own = {p.strip().lower() for p in tok.pieces((reasoning or "") + " " + (content or "")) if p.strip()}
+    # What the engine itself writes after the last user message is likely; only after a prompt it recognises (one of
+    # the probes'), so text it does not know how to answer (the reference passages) scores the same whatever the
+    # behaviour: the passages' figures are the numerics' (VLLM_STANDIN_NUMERICS), not the text's.
+    own = set()
+    if behaviours.recognised(user_text):
+        reasoning, _closes, content, _loop = behaviours.respond(prompt_text, user_text, behaviour)
+        own = {p.strip().lower() for p in tok.pieces((reasoning or "") + " " + (content or "")) if p.strip()}
     answer_from = prompt_text.rfind("<|assistant|>")
     seen = set()
     out = [None]

@@ -413,7 +413,7 @@ def make_handler(engine: Engine):
             if top_n is not None or body.get("return_token_ids"):
                 numerics = "poisoned" if fault == "garbage" else engine.numerics
                 prompt_ids, lps = scoring.token_logprobs(tok, prompt_text, last_user_text(
-                    messages[:-1] if body.get("continue_final_message") else messages), numerics)
+                    messages[:-1] if body.get("continue_final_message") else messages), engine.behaviour, numerics)
                 if top_n is not None:
                     prompt_lps = scoring.entries(tok, prompt_ids, lps, top_n if top_n >= 0 else 5)
             usage = {"prompt_tokens": prompt_len, "total_tokens": prompt_len + n_out,
