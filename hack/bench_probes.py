@@ -130,7 +130,7 @@ def main():
           "needle at 100K, 5 depths + control), %d runs: median %.2f s, min %.2f s, max %.2f s"
           % (a.runs, statistics.median(walls), min(walls), max(walls)))
     print("  of it, medians: chat probe %.2f s (%d requests: %d answers in one batch, %d scoring), reference scoring "
-          "%.2f s, needle %.2f s" % (statistics.median(parts["chat"]), len(chat["probes"]) + 8, len(chat["probes"]), 8,
+          "%.2f s, needle %.2f s" % (statistics.median(parts["chat"]), len(chat["probes"]) + 6, len(chat["probes"]), 6,
                                      statistics.median(parts["reference"]), statistics.median(parts["needle"])))
     print("reference scoring: %d passages, one prefill each (%s prompt tokens scored), %.3f s in the module"
           % (len(ref["passages"]), ", ".join("%s %d" % (k, v["tokens"]) for k, v in sorted(ref["passages"].items())),

@@ -16,6 +16,7 @@ would write.
 from __future__ import annotations
 
 import math
+import threading
 
 # Fixed passages, written for this collection: ordinary prose in the card's two languages and ordinary code, a few
 # hundred tokens each (prompt logprobs cost a vocabulary-sized row per token).
@@ -105,20 +106,50 @@ def span_logprobs(body, span):
     return [_entry_logprob(entries[i], ids[i] if ids else None) for i in range(start, len(entries))]
 
 
-def score_text(client, served_model_name, prompt, text, timeout):
-    """{tokens, nll, ppl, worst} for ``text`` as the assistant's answer to ``prompt``. Raises ScoreError and the
-    client's Probe* exceptions."""
+def count_tokens(client, served_model_name, text, timeout):
+    """How many tokens ``text`` is on its own (``/tokenize``, no special tokens): the span a score reads."""
     _s, tok, _e = client.post("/tokenize", {"model": served_model_name, "prompt": text, "add_special_tokens": False},
                               timeout=timeout)
     if not isinstance(tok, dict) or not isinstance(tok.get("count"), int) or tok["count"] < 1:
         raise ScoreError("/tokenize gave %s for the passage" % str(tok)[:120])
+    return tok["count"]
+
+
+def score_span(client, served_model_name, prompt, text, span, timeout):
+    """{tokens, nll, ppl, worst} for ``text`` (``span`` tokens) as the assistant's answer to ``prompt``: one request,
+    one prefill. Raises ScoreError and the client's Probe* exceptions."""
     messages = [{"role": "user", "content": prompt}, {"role": "assistant", "content": text}]
     _s, body, _e = client.chat(served_model_name, messages, 1, timeout=timeout, temperature=0, prompt_logprobs=0,
                                continue_final_message=True, add_generation_prompt=False, return_token_ids=True)
-    lps = span_logprobs(body, tok["count"])
+    lps = span_logprobs(body, span)
     nll = -sum(lps) / len(lps)
     return {"tokens": len(lps), "nll": round(nll, 4), "ppl": round(math.exp(min(nll, 50.0)), 2),
             "worst": round(min(lps), 3)}
+
+
+def score_text(client, served_model_name, prompt, text, timeout):
+    """score_span with the span from count_tokens."""
+    return score_span(client, served_model_name, prompt, text, count_tokens(client, served_model_name, text, timeout),
+                      timeout)
+
+
+def in_parallel(calls):
+    """Run each callable in its own thread; [(result, None) or (None, exception)] in the same order. The engine takes
+    the requests as one batch, as it does the probes' answers."""
+    out = [None] * len(calls)
+
+    def run(i):
+        try:
+            out[i] = (calls[i](), None)
+        except Exception as exc:  # pylint: disable=broad-except  # handed back to the caller, which names it
+            out[i] = (None, exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
 
 
 def band_problem(name, nll, band):

@@ -135,7 +135,6 @@ summary:
 """
 
 import random
-import threading
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._openai_client import (
@@ -146,7 +145,13 @@ from ansible_collections.glm53.serving.plugins.module_utils._openai_client impor
     endpoint_argument_spec,
     error_message,
 )
-from ansible_collections.glm53.serving.plugins.module_utils._reference import UNRELATED_PROMPT, ScoreError, score_text
+from ansible_collections.glm53.serving.plugins.module_utils._reference import (
+    UNRELATED_PROMPT,
+    ScoreError,
+    count_tokens,
+    in_parallel,
+    score_span,
+)
 from ansible_collections.glm53.serving.plugins.module_utils._text_checks import (
     exact_findings,
     excerpt,
@@ -214,10 +219,16 @@ def judge(p, task, answer, others):
 
 
 def relevance(client, p, verdict, content):
-    """Score the answer after its own prompt and after an unrelated one; a finding when the gain is too small."""
+    """Score the answer after its own prompt and after an unrelated one (at once); a finding when the gain is too
+    small."""
+    timeout = p["request_timeout"]
     try:
-        own = score_text(client, p["served_model_name"], verdict["prompt"], content, p["request_timeout"])
-        other = score_text(client, p["served_model_name"], UNRELATED_PROMPT, content, p["request_timeout"])
+        span = count_tokens(client, p["served_model_name"], content, timeout)
+        (own, e1), (other, e2) = in_parallel([
+            lambda: score_span(client, p["served_model_name"], verdict["prompt"], content, span, timeout),
+            lambda: score_span(client, p["served_model_name"], UNRELATED_PROMPT, content, span, timeout)])
+        if e1 or e2:
+            raise e1 or e2
     except (ScoreError, ProbeHTTPError, ProbeConnectionRefused, ProbeTimeout) as exc:
         return {"error": str(exc)}, {"signal": "no_scores", "field": "response", "excerpt": "",
                                      "detail": "the answer could not be scored through the engine: %s" % exc}
@@ -234,16 +245,11 @@ def relevance(client, p, verdict, content):
 def run_batch(client, p, tasks):
     """[(verdict, content)]: every task sent at once (threads), then each answer judged against the others'
     expected answers."""
-    answers = [None] * len(tasks)
-
-    def send(i):
-        answers[i] = ask(client, p, tasks[i]["prompt"])
-
-    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(tasks))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    answers = []
+    for result, exc in in_parallel([(lambda t=task: ask(client, p, t["prompt"])) for task in tasks]):
+        if exc is not None:
+            raise exc
+        answers.append(result)
     judged = []
     for i, task in enumerate(tasks):
         others = [a for j, t in enumerate(tasks) if j != i for a in t.get("accepted") or []] + task.get("others", [])
@@ -287,14 +293,18 @@ def main():
         for item in verifiable_tasks(rng):
             tasks.append({"name": item[0], "prompt": item[1], "accepted": item[2],
                           "others": item[3] if len(item) > 3 else []})
-    probes = []
-    for v, content in run_batch(client, p, tasks):
-        probes.append(v)
-        if p["relevance"] and v["passed"] and v["name"] in ("greeting", "chinese"):
-            v["relevance"], finding = relevance(client, p, v, content)
-            if finding:
-                v["findings"].append(finding)
-                v["passed"] = False
+    judged = run_batch(client, p, tasks)
+    probes = [v for v, _content in judged]
+    scored = [(v, content) for v, content in judged
+              if p["relevance"] and v["passed"] and v["name"] in ("greeting", "chinese")]
+    for (v, _content), (result, exc) in zip(scored, in_parallel([
+            (lambda v=v, c=content: relevance(client, p, v, c)) for v, content in scored])):
+        if exc is not None:
+            raise exc
+        v["relevance"], finding = result
+        if finding:
+            v["findings"].append(finding)
+            v["passed"] = False
     summary = []
     for v in probes:
         for f in v["findings"]:

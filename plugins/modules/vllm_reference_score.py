@@ -12,7 +12,8 @@ short_description: Prove a GLM-5.3 engine's numerics by scoring fixed reference 
 version_added: "0.3.0"
 description:
   - Scores fixed reference passages (English prose, Traditional Chinese prose, Python code; a few hundred tokens each)
-    through the chat template with vLLM's C(prompt_logprobs) request parameter, one prefill per passage, and reports
+    through the chat template with vLLM's C(prompt_logprobs) request parameter, one prefill per passage (the passages
+    sent at once), and reports
     each passage's mean negative log-likelihood per token (nats). The figure is language-free - it does not depend on
     what text the model would write - and a broken kernel, a wrong checkpoint or a wrong chat template moves it by
     orders of magnitude.
@@ -123,6 +124,7 @@ from ansible_collections.glm53.serving.plugins.module_utils._reference import (
     ScoreError,
     band_problem,
     drift_problem,
+    in_parallel,
     score_text,
 )
 
@@ -157,14 +159,17 @@ def main():
     client = client_from_params(p, p["request_timeout"])
     t0 = time.monotonic()
     passages, summary = {}, []
-    for name in p["passages"]:
-        try:
-            passages[name] = score_text(client, p["served_model_name"], PASSAGES[name]["prompt"],
-                                        PASSAGES[name]["text"], p["request_timeout"])
-        except (ScoreError, ProbeHTTPError, ProbeConnectionRefused, ProbeTimeout) as exc:
+    scored = in_parallel([
+        (lambda n=name: score_text(client, p["served_model_name"], PASSAGES[n]["prompt"], PASSAGES[n]["text"],
+                                   p["request_timeout"])) for name in p["passages"]])
+    for name, (figures, exc) in zip(p["passages"], scored):
+        if exc is not None:
+            if not isinstance(exc, (ScoreError, ProbeHTTPError, ProbeConnectionRefused, ProbeTimeout)):
+                raise exc
             summary.append("no_scores: %s: %s" % (name, exc))
             continue
-        nll = passages[name]["nll"]
+        passages[name] = figures
+        nll = figures["nll"]
         for signal, problem in (("numerics_band", band_problem(name, nll, band)),
                                 ("numerics_drift", drift_problem(name, nll, baseline.get(name), p["drift_tolerance"],
                                                                  p["baseline_name"]))):
