@@ -12,7 +12,7 @@ version_added: "0.3.0"
 description:
   - From the play's hosts' registered M(glm53.serving.vllm_reference_score) results (each names its release), the
     median mean negative log-likelihood per token of each passage among the hosts that serve O(release). A host whose
-    figures are outside the band, or were not scored, is left out: its figures are not a model's.
+    figures are outside the band, or were not scored, is left out, as its figures are not a model's.
   - Empty when fewer than O(least) such hosts were scored (a median of one or two hosts says nothing about either).
   - P(glm53.serving.probe_verdict#filter) fails a host whose figure departs from it by more than its tolerance.
 positional: _input, release

@@ -62,6 +62,7 @@ _value:
 """
 
 import json
+import math
 import re
 
 from ansible.errors import AnsibleFilterError
@@ -118,7 +119,7 @@ def _problem(check):
     elif rule == "number_range":
         n = _number(value)
         low, high = check.get("min"), check.get("max")
-        if n is None or n != n or (low is not None and n < low) or (high is not None and n > high):
+        if n is None or math.isnan(n) or (low is not None and n < low) or (high is not None and n > high):
             return "%s=%s must be a number from %s to %s." % (name, shown, low, high)
     elif rule in ("int_min", "int_range"):
         n = _integer(value)

@@ -349,9 +349,9 @@ def _contract_verdict(body, served_model_name):
         findings = [{"signal": "foreign_fragment", "detail": frag[1]}]
     cut = fields["finish_reason"] == "length" and not visible_length(fields["content"] or "")
     if not findings and fields["finish_reason"] != "stop" and not cut:  # no content at all: scored as missed/no_answer
-        findings = [{"signal": "unfinished", "detail": "finish_reason=%s: the answer was cut before the engine ended "
-                                                         "it (a number after the cut is not known)"
-                                                         % fields["finish_reason"]}]
+        detail = ("finish_reason=%s: the answer was cut before the engine ended it (a number after the cut is not "
+                  "known)" % fields["finish_reason"])
+        findings = [{"signal": "unfinished", "detail": detail}]
     if not findings:
         return fields, None
     first = findings[0]

@@ -28,7 +28,8 @@ GOOD = {
     "needle": ["The special magic number for brave-otter mentioned in the provided text is 4729103."],
     "control": ["The provided text does not mention a special magic number for amber-walrus at all."],
 }
-PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# No example database: nothing is written into the checkout (it would ship in the tarball), and each run is fresh.
+PROPERTY = settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def body(content, finish="stop", model=SERVED, reasoning=REASONING, **message):
