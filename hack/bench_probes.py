@@ -13,9 +13,6 @@
 Run from a venv with ansible-core and the stand-in installed (make test's venv: /var/tmp/glm53-ci/venv).
 """
 import argparse
-import contextlib
-import io
-import json
 import os
 import socket
 import statistics
@@ -27,8 +24,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
-from testlib import StandIn  # noqa: E402  (also makes the collection importable)
-from ansible.module_utils.testing import patch_module_args  # noqa: E402
+from testlib import StandIn, run_module_here as run_module  # noqa: E402  (also makes the collection importable)
 from ansible_collections.glm53.serving.plugins.module_utils._needle import Haystack, size_haystack  # noqa: E402
 from ansible_collections.glm53.serving.plugins.module_utils._openai_client import OpenAIClient  # noqa: E402
 from ansible_collections.glm53.serving.plugins.modules import (  # noqa: E402
@@ -37,16 +33,6 @@ from ansible_collections.glm53.serving.plugins.modules import (  # noqa: E402
     vllm_needle,
     vllm_reference_score,
 )
-
-
-def run_module(module, args):
-    out = io.StringIO()
-    with patch_module_args(args), contextlib.redirect_stdout(out):
-        try:
-            module.main()
-        except SystemExit:
-            pass
-    return json.loads(out.getvalue())
 
 
 def readiness_delay(tmp):

@@ -41,6 +41,21 @@ REFERENCE_FLAGS = [
 _HANDED_OUT: set[int] = set()
 
 
+def run_module_here(module, args):
+    """A module's result, its main() run in this process with these arguments (failed or not)."""
+    import contextlib
+    import io
+
+    from ansible.module_utils.testing import patch_module_args
+    out = io.StringIO()
+    with patch_module_args(args), contextlib.redirect_stdout(out):
+        try:
+            module.main()
+        except SystemExit:
+            pass
+    return json.loads(out.getvalue())
+
+
 def held_port():
     """A socket of this process listening on a free loopback port: a port another process holds. Close it after."""
     s = socket.socket()

@@ -43,7 +43,8 @@ def _finding(signal, field, excerpt, detail):
     return {"signal": signal, "field": field, "excerpt": excerpt, "detail": detail}
 
 
-def _cut(text, start=0, width=60):
+def excerpt(text, start=0, width=60):
+    """A one-line piece of ``width`` characters of the text from ``start``, with … where it was cut."""
     text = text or ""
     start = max(0, min(start, len(text) - width))
     piece = text[start:start + width].replace("\n", " ")
@@ -119,14 +120,14 @@ def markup_findings(text, field="content"):
                      (_ESCAPED_TAG_RE, "an HTML-escaped tag"), (_JSON_CALL_RE, "a tool call written as JSON")):
         m = rx.search(prose)
         if m:
-            found.append(_finding("markup_leak", field, _cut(text, m.start()),
+            found.append(_finding("markup_leak", field, excerpt(text, m.start()),
                                   "%s %r in the %s: template or tool-call scaffolding, not an answer (does the "
                                   "reasoning and tool parser match the model's chat template?)"
                                   % (what, m.group(0)[:40], field)))
             break
     m = _TURN_RE.search(prose)
     if m:
-        found.append(_finding("turn_runover", field, _cut(text, m.start()),
+        found.append(_finding("turn_runover", field, excerpt(text, m.start()),
                               "the %s goes on into another chat turn (%r): the engine did not stop at the end of "
                               "its turn" % (field, m.group(0).strip()[:20])))
     bad = []
@@ -144,7 +145,7 @@ def markup_findings(text, field="content"):
         bad.append((0, spaced))
     if bad:
         start, detail = bad[0]
-        found.append(_finding("encoding_corruption", field, _cut(text, start), detail))
+        found.append(_finding("encoding_corruption", field, excerpt(text, start), detail))
     return found
 
 
@@ -156,14 +157,14 @@ def chat_response(body, served_model_name=None, tools_asked=False):
     fields = {"content": None, "reasoning": None, "finish_reason": None, "usage": {}, "model": None}
     if not isinstance(body, dict):
         shown = body if isinstance(body, str) else repr(body)
-        return fields, [_finding("not_json", "response", _cut(shown or ""),
+        return fields, [_finding("not_json", "response", excerpt(shown or ""),
                                  "the body is %s, not a JSON object (a gateway's error page, or not the engine)"
                                  % ("empty" if not body else "a %s" % type(body).__name__))]
     choices = body.get("choices")
     choice = choices[0] if isinstance(choices, list) and choices else None
     msg = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(msg, dict):
-        return fields, [_finding("bad_shape", "response", _cut(str(body)),
+        return fields, [_finding("bad_shape", "response", excerpt(str(body)),
                                  "no choices[0].message object in the body (keys: %s)"
                                  % ", ".join(sorted(str(k) for k in body)[:8]))]
     findings = []
@@ -193,7 +194,7 @@ def chat_response(body, served_model_name=None, tools_asked=False):
                                  "answer)" % (finish, FINISHED)))
     calls = msg.get("tool_calls")
     if calls and not tools_asked:
-        findings.append(_finding("unasked_tool_call", "tool_calls", _cut(str(calls)),
+        findings.append(_finding("unasked_tool_call", "tool_calls", excerpt(str(calls)),
                                  "%d tool call(s) in an answer to a request that offered no tools"
                                  % (len(calls) if isinstance(calls, list) else 1)))
     findings += markup_findings(content, "content")

@@ -18,7 +18,11 @@ import re
 import unicodedata
 from collections import Counter
 
-from ansible_collections.glm53.serving.plugins.module_utils._response_contract import chat_response, nfkc_digits
+from ansible_collections.glm53.serving.plugins.module_utils._response_contract import (
+    chat_response,
+    excerpt,
+    nfkc_digits,
+)
 from ansible_collections.glm53.serving.plugins.module_utils._zh_script_data import (
     SIMPLIFIED_ONLY,
     SOURCE as ZH_SCRIPT_SOURCE,
@@ -78,13 +82,6 @@ def word_tokens(text):
 def _normal_words(text):
     """Lower-case word tokens (each Han character one token), punctuation dropped: for n-grams, echo and repeats."""
     return [t.lower() for t in word_tokens(text)]
-
-
-def excerpt(text, start=0, width=60):
-    text = text or ""
-    start = max(0, min(start, len(text) - width))
-    piece = text[start:start + width].replace("\n", " ")
-    return ("…" if start > 0 else "") + piece + ("…" if start + width < len(text) else "")
 
 
 def is_invisible(ch):

@@ -36,7 +36,9 @@ def report(tmp_path_factory, request):
         (tmp / name).mkdir()
         engines[name] = StandIn(tmp / name, env={"VLLM_STANDIN_NUMERICS": name}).start().wait_ready()
         request.addfinalizer(engines[name].stop)
-    baseline = run_module_here("vllm_reference_score", {"base_url": good.url, "served_model_name": "glm53-flash-awq"})
+    from ansible_collections.glm53.serving.plugins.modules import vllm_reference_score
+    from testlib import run_module_here
+    baseline = run_module_here(vllm_reference_score, {"base_url": good.url, "served_model_name": "glm53-flash-awq"})
     assert baseline["passed"], baseline
     (tmp / "ev-drifted" / "baselines").mkdir(parents=True)
     (tmp / "ev-drifted" / "baselines" / "current.json").write_text(json.dumps(
@@ -61,23 +63,6 @@ def report(tmp_path_factory, request):
     proc = subprocess.run(["ansible-playbook", "-i", str(inventory), PLAYBOOK, "-e", json.dumps(extra)],
                           capture_output=True, text=True, env=env, timeout=600, check=False)
     return proc, tmp
-
-
-def run_module_here(name, args):
-    """A module's result, run in this process (the collection is importable through testlib)."""
-    import contextlib
-    import importlib
-    import io
-
-    from ansible.module_utils.testing import patch_module_args
-    module = importlib.import_module("ansible_collections.glm53.serving.plugins.modules." + name)
-    out = io.StringIO()
-    with patch_module_args(args), contextlib.redirect_stdout(out):
-        try:
-            module.main()
-        except SystemExit:
-            pass
-    return json.loads(out.getvalue())
 
 
 def test_numerics_are_proved_with_a_baseline(report):
