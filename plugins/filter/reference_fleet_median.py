@@ -38,7 +38,7 @@ EXAMPLES = r"""
 - name: The fleet's median for this host's release
   ansible.builtin.set_fact:
     fleet_median: >-
-      {{ ansible_play_hosts | map('extract', hostvars, '__probes_reference') | list
+      {{ ansible_play_hosts | map('extract', hostvars) | map(attribute='__probes_reference', default={}) | list
          | glm53.serving.reference_fleet_median(probes_reference_release) }}
 """
 
