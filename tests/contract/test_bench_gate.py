@@ -1,4 +1,4 @@
-"""The performance gate (issue 27) through vLLM's own benchmark: the real `vllm bench serve` of vLLM 0.28.0 (the
+"""The performance gate through vLLM's own benchmark: the real `vllm bench serve` of vLLM 0.28.0 (the
 contract venv) against stand-ins, from glm53.serving.bench_serve, in the rollout's gate.yml and the probes role.
 Two canaries: one whose new release is 25 % slower (a stand-in with a longer decode per token) is refused with the
 figures; one whose new release is as fast passes. The report shows both releases' figures side by side."""
@@ -69,7 +69,7 @@ def gate(tmp_path_factory, request):
              "probes_bench_dir": str(tmp / "bench"), "releases_dir": str(releases), "old_url": servers["old"].url,
              "out_dir": str(tmp / "out"), **LOAD,
              # p99 TTFT of 16 requests is the noisiest figure beside the molecule lanes: the equally fast release
-             # measured 6412 -> 7284 ms (+13.6 %) in one loaded run (stop 39), its throughput 159.7 -> 147.9 (-7.4 %). The slow
+             # measured 6412 -> 7284 ms (+13.6 %) in one loaded run, its throughput 159.7 -> 147.9 (-7.4 %). The slow
              # release is refused by output throughput (-25 % against 10 %); TTFT's limit sits above that noise.
              "rollout_max_regression_pct": {"output_throughput": 10, "p99_ttft_ms": 25}}
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}

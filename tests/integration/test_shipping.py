@@ -143,8 +143,8 @@ def test_installed_tarball_is_reusable_by_fqcn_from_outside(tarball, tmp_path):
 
 
 def test_readme_shows_the_reuse_example():
-    """The README's "Using this collection" example is this file, so what it shows is what the test ran."""
-    readme = open(os.path.join(REPO, "README.md")).read()
+    """docs/contents.md's "Using this collection" example is this file, so what it shows is what the test ran."""
+    readme = open(os.path.join(REPO, "docs", "contents.md")).read()
     body = open(os.path.join(REPO, "playbooks/examples/fleet_reuse.yml")).read()
     tasks = body[body.index("- name:"):]
     assert tasks in readme
