@@ -166,16 +166,3 @@ def _parse(raw):
     except ValueError:
         return text
 
-
-def message_fields(response):
-    """(content, reasoning, finish_reason, usage) from a chat completion; either reasoning name accepted."""
-    choice = (response.get("choices") or [{}])[0]
-    msg = choice.get("message") or {}
-    # vLLM 0.28 writes `reasoning`; older servers and some proxies write `reasoning_content`, and a proxy may
-    # pass both with one of them empty: the first that holds text counts.
-    reasoning = msg.get("reasoning")
-    if not (isinstance(reasoning, str) and reasoning.strip()):
-        other = msg.get("reasoning_content")
-        if other is not None and (reasoning is None or (isinstance(other, str) and other.strip())):
-            reasoning = other
-    return msg.get("content"), reasoning, choice.get("finish_reason"), response.get("usage") or {}

@@ -152,6 +152,15 @@ def in_parallel(calls):
     return out
 
 
+def all_in_parallel(calls):
+    """in_parallel's results, in order, raising the first call's exception if any call raised."""
+    done = in_parallel(calls)
+    for _result, exc in done:
+        if exc is not None:
+            raise exc
+    return [result for result, _exc in done]
+
+
 def band_problem(name, nll, band):
     """A detail when a passage's NLL is outside the absolute band [low, high], else None."""
     low, high = band

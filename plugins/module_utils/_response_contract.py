@@ -19,7 +19,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_CODE_RE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
+# Code spans and fenced blocks: their text is code, not prose (the text checks leave them out too).
+CODE_RE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
 # A tag: <name>, </name>, <name attr="x">, <name/>; an SGML declaration (<!DOCTYPE html>).
 _TAG_RE = re.compile(r"</?[A-Za-z][\w:.-]{0,40}(?:\s+[^<>\n]{0,200})?/?>|<![A-Za-z]{2,}[^<>]{0,200}>")
 _ESCAPED_TAG_RE = re.compile(r"&lt;/?[A-Za-z][\w:.-]{0,40}(?:\s[^&]{0,200})?/?&gt;|\\u003c/?[A-Za-z][\w:.-]{0,40}", re.I)
@@ -115,7 +116,7 @@ def markup_findings(text, field="content"):
     if not text:
         return []
     found = []
-    prose = _CODE_RE.sub(lambda m: " " * len(m.group(0)), text)
+    prose = CODE_RE.sub(lambda m: " " * len(m.group(0)), text)
     for rx, what in ((_SPECIAL_RE, "a special token"), (_TAG_RE, "a tag"),
                      (_ESCAPED_TAG_RE, "an HTML-escaped tag"), (_JSON_CALL_RE, "a tool call written as JSON")):
         m = rx.search(prose)

@@ -19,6 +19,7 @@ import unicodedata
 from collections import Counter
 
 from ansible_collections.glm53.serving.plugins.module_utils._response_contract import (
+    CODE_RE,
     chat_response,
     excerpt,
     nfkc_digits,
@@ -36,7 +37,6 @@ _KANA_RE = re.compile(r"[\u3040-\u309f\u30a0-\u30ff]")
 _LETTER_RE = re.compile(r"[^\W\d_]", re.UNICODE)
 _LETTER_RUN_RE = re.compile(r"[^\W\d_]+", re.UNICODE)
 _PUNCT_ONLY_RE = re.compile(r"^[^\w\s]+$", re.UNICODE)
-_CODE_RE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
 # Byte-level BPE artefacts (Ġ = space, Ċ = newline, ĉ = tab) leaking into text: a scaled-token signature.
 _BPE_RE = re.compile(r"[ĠĊĉ]{4,}|(?:Ġ\w+){6,}")
 _SAME_CHAR_RE = re.compile(r"(\S)\1{15,}")
@@ -109,7 +109,7 @@ def invisible_run(text, least=4):
 
 def markup_leak(text):
     """The first chat-template or reasoning tag in the prose (code spans left out), else None."""
-    m = _MARKUP_RE.search(_CODE_RE.sub(" ", text or ""))
+    m = _MARKUP_RE.search(CODE_RE.sub(" ", text or ""))
     return m.group(0) if m else None
 
 
@@ -119,7 +119,7 @@ def opaque_share(text):
     An opaque chunk mixes ASCII letters and digits (0x3f, SGVsbG8…); it counts when it is long (24 or
     more characters: base64, a hash) or when most chunks of a text of 8 or more are such codes (a hex dump).
     """
-    prose = _URL_RE.sub(" ", _CODE_RE.sub(" ", text or ""))
+    prose = _URL_RE.sub(" ", CODE_RE.sub(" ", text or ""))
     chunks = [c.strip(".,;:!?()[]{}\"'") for c in prose.split()]
     chunks = [c for c in chunks if c]
     total = sum(len(c) for c in chunks)
@@ -213,7 +213,7 @@ _NORMAL_SWITCHES = frozenset([frozenset(("CJK", "LATIN")), frozenset(("HANGUL", 
 
 def salad_evidence(text):
     """Token-salad measures over the prose (code spans left out): dict, or None for a short text."""
-    prose = _CODE_RE.sub(" ", text or "")
+    prose = CODE_RE.sub(" ", text or "")
     runs = _LETTER_RUN_RE.findall(prose)
     if len(runs) < 8:
         return None
@@ -352,7 +352,7 @@ def traditional_chinese_findings(content):
     name passes; a Simplified answer fails even when it is short or avoids the commonest characters.
     """
     text = content or ""
-    prose = _CODE_RE.sub(" ", text)
+    prose = CODE_RE.sub(" ", text)
     n_cjk, simp, trad = chinese_script(prose)
     letters = _LETTER_RE.findall(prose)
     kana = _KANA_RE.findall(prose)
@@ -587,7 +587,7 @@ _FIRST_SENTENCES = 2
 def greets(text):
     """Whether one of the first sentences greets the reader: a greeting that addresses them (see _ADDRESS_AFTER_RE),
     or a phrase that names "you" (nice to meet you, how are you)."""
-    parts = [p for p in _SENTENCE_END_RE.split(_CODE_RE.sub(" ", text or "")) if p and p.strip()]
+    parts = [p for p in _SENTENCE_END_RE.split(CODE_RE.sub(" ", text or "")) if p and p.strip()]
     head = " ".join(parts[:_FIRST_SENTENCES]) if parts else ""
     for m in _GREETING_WORDS_RE.finditer(head):
         if re.search(r"\byou\b", m.group(0), re.I) or _CJK_RE.search(m.group(0)) or _KANA_RE.search(m.group(0)):
@@ -632,7 +632,7 @@ def prompt_echo(content, prompt):
 
 def repeated_sentence(text):
     """(sentence, times) when one sentence is said again and again: 3 times, or twice when it is long."""
-    parts = [p.strip() for p in _SENTENCE_END_RE.split(_CODE_RE.sub(" ", text or "")) if p and p.strip()]
+    parts = [p.strip() for p in _SENTENCE_END_RE.split(CODE_RE.sub(" ", text or "")) if p and p.strip()]
     seen = Counter()
     first = {}
     for p in parts:
@@ -664,7 +664,7 @@ def enumeration_run(text):
 
 def symbol_flood(text):
     """A detail when most whitespace-separated chunks are symbols or emoji (no letter, no digit)."""
-    chunks = [c for c in _CODE_RE.sub(" ", text or "").split() if c not in _LAYOUT_CHUNKS and set(c) - _LAYOUT_CHUNKS]
+    chunks = [c for c in CODE_RE.sub(" ", text or "").split() if c not in _LAYOUT_CHUNKS and set(c) - _LAYOUT_CHUNKS]
     if len(chunks) < 16:
         return None
     symbols = [c for c in chunks if not any(ch.isalnum() for ch in c)]
@@ -677,7 +677,7 @@ def symbol_flood(text):
 def script_units(text):
     """Counter of writing units by script: a Han or kana character is one unit, a run of other letters one."""
     units = Counter()
-    for run in _LETTER_RUN_RE.findall(_URL_RE.sub(" ", _CODE_RE.sub(" ", text or ""))):
+    for run in _LETTER_RUN_RE.findall(_URL_RE.sub(" ", CODE_RE.sub(" ", text or ""))):
         cjk = len(_CJK_RE.findall(run)) + len(_KANA_RE.findall(run))
         if cjk:
             units["CJK"] += cjk
@@ -702,7 +702,7 @@ def foreign_fragment(text, script):
     are symbols in any language (Δx, μs)."""
     if script not in _EMBEDDABLE:
         return None
-    prose = _URL_RE.sub(" ", _CODE_RE.sub(" ", text or ""))
+    prose = _URL_RE.sub(" ", CODE_RE.sub(" ", text or ""))
     for sent in re.split(r"[.!?;:\n\u3002\uff01\uff1f\uff1b\uff1a\u3001,\uff0c()\uff08\uff09\"\u201c\u201d\u300c\u300d]", prose):
         runs = []  # (script, text, start) of each letter run
         for m in _LETTER_RUN_RE.finditer(sent):

@@ -149,7 +149,7 @@ from ansible_collections.glm53.serving.plugins.module_utils._reference import (
     UNRELATED_PROMPT,
     ScoreError,
     count_tokens,
-    in_parallel,
+    all_in_parallel,
     score_span,
 )
 from ansible_collections.glm53.serving.plugins.module_utils._text_checks import (
@@ -169,7 +169,8 @@ ZH_FACTS = (("台灣最高的山是哪一座？請只回答山名。", ["玉山"
 
 
 def verifiable_tasks(rng):
-    """[(name, prompt, accepted answers)] of the tasks checked exactly."""
+    """The tasks checked exactly: each a task dict (name, prompt, the accepted answers, and the table's other values
+    that must not be given)."""
     copy = "-".join("".join(rng.choice(_COPY_ALPHABET) for _i in range(4)) for _j in range(3))
     keys = set()
     while len(keys) < 6:
@@ -179,10 +180,10 @@ def verifiable_tasks(rng):
     asked = rng.randrange(len(keys))
     table = "\n".join("%s: %d" % (k, v) for k, v in zip(keys, values))
     question, answers = ZH_FACTS[rng.randrange(len(ZH_FACTS))]
-    return [("copy", "Repeat this string exactly, and nothing else: %s" % copy, [copy]),
-            ("lookup", "Here is a table:\n%s\nWhat is the value for %s? Answer with the number only."
-             % (table, keys[asked]), [str(values[asked])], [str(v) for v in values]),
-            ("zh_fact", question, answers)]
+    return [{"name": "copy", "prompt": "Repeat this string exactly, and nothing else: %s" % copy, "accepted": [copy]},
+            {"name": "lookup", "prompt": "Here is a table:\n%s\nWhat is the value for %s? Answer with the number only."
+             % (table, keys[asked]), "accepted": [str(values[asked])], "others": [str(v) for v in values]},
+            {"name": "zh_fact", "prompt": question, "accepted": answers}]
 
 
 def ask(client, p, prompt):
@@ -224,11 +225,9 @@ def relevance(client, p, verdict, content):
     timeout = p["request_timeout"]
     try:
         span = count_tokens(client, p["served_model_name"], content, timeout)
-        (own, e1), (other, e2) = in_parallel([
+        own, other = all_in_parallel([
             lambda: score_span(client, p["served_model_name"], verdict["prompt"], content, span, timeout),
             lambda: score_span(client, p["served_model_name"], UNRELATED_PROMPT, content, span, timeout)])
-        if e1 or e2:
-            raise e1 or e2
     except (ScoreError, ProbeHTTPError, ProbeConnectionRefused, ProbeTimeout) as exc:
         return {"error": str(exc)}, {"signal": "no_scores", "field": "response", "excerpt": "",
                                      "detail": "the answer could not be scored through the engine: %s" % exc}
@@ -245,11 +244,7 @@ def relevance(client, p, verdict, content):
 def run_batch(client, p, tasks):
     """[(verdict, content)]: every task sent at once (threads), then each answer judged against the others'
     expected answers."""
-    answers = []
-    for result, exc in in_parallel([(lambda t=task: ask(client, p, t["prompt"])) for task in tasks]):
-        if exc is not None:
-            raise exc
-        answers.append(result)
+    answers = all_in_parallel([(lambda t=task: ask(client, p, t["prompt"])) for task in tasks])
     judged = []
     for i, task in enumerate(tasks):
         others = [a for j, t in enumerate(tasks) if j != i for a in t.get("accepted") or []] + task.get("others", [])
@@ -290,17 +285,13 @@ def main():
         a, b = rng.randint(101, 999), rng.randint(101, 999)
         tasks.append({"name": "math", "prompt": "What is %d * %d? Reply with the result." % (a, b), "operands": (a, b)})
     if p["verifiable"]:
-        for item in verifiable_tasks(rng):
-            tasks.append({"name": item[0], "prompt": item[1], "accepted": item[2],
-                          "others": item[3] if len(item) > 3 else []})
+        tasks += verifiable_tasks(rng)
     judged = run_batch(client, p, tasks)
     probes = [v for v, _content in judged]
     scored = [(v, content) for v, content in judged
               if p["relevance"] and v["passed"] and v["name"] in ("greeting", "chinese")]
-    for (v, _content), (result, exc) in zip(scored, in_parallel([
+    for (v, _content), result in zip(scored, all_in_parallel([
             (lambda v=v, c=content: relevance(client, p, v, c)) for v, content in scored])):
-        if exc is not None:
-            raise exc
         v["relevance"], finding = result
         if finding:
             v["findings"].append(finding)
