@@ -165,4 +165,3 @@ def _parse(raw):
         return json.loads(text)
     except ValueError:
         return text
-
