@@ -49,11 +49,11 @@ def test_verdicts_figures_and_release_parse_with_the_reference_parser(run_module
 def test_a_failing_probe_keeps_its_last_success_and_a_rerun_is_no_change(run_module, tmp_path):
     path = tmp_path / "glm53_probes.prom"
     run_module(verdict_metrics, {"path": str(path), "result": PASSED})
-    first = samples(path)
-    success = first[("glm53_probe_last_success_timestamp_seconds", (("probe", "chat"),))]
     # the times move, the verdicts do not: no change
     again = run_module(verdict_metrics, {"path": str(path), "result": PASSED})
     assert again["written"] and not again["changed"]
+    # the last success is the rerun's (a second may have passed between the two runs)
+    success = samples(path)[("glm53_probe_last_success_timestamp_seconds", (("probe", "chat"),))]
     failed = run_module(verdict_metrics, {"path": str(path), "result": FAILED_CHAT})
     assert failed["changed"] and failed["verdicts"] == {"all": 0, "health": 1, "chat": 0, "needle": 1}
     got = samples(path)
