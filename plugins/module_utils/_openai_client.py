@@ -36,6 +36,11 @@ class ProbeTimeout(Exception):
     pass
 
 
+class ProbeNoAnswer(ProbeTimeout):
+    """The server accepted the connection (or the request) and gave no answer in time: a frozen or hung server,
+    unlike a connection that could not be made."""
+
+
 class ProbeTLSError(ProbeTimeout):
     """The TLS handshake failed (no usable answer, as a timeout; but waiting does not fix it)."""
 
@@ -126,8 +131,8 @@ class OpenAIClient:
         except (http.client.HTTPException, ConnectionResetError, ConnectionAbortedError) as exc:
             raise ProbeTimeout("%s closed the connection without an HTTP answer (%s): a server going down, or "
                                "one that speaks TLS to an http:// URL" % (url, type(exc).__name__))
-        except (socket.timeout, TimeoutError):
-            raise ProbeTimeout("no answer from %s within %s s" % (url, timeout or self.timeout))
+        except (socket.timeout, TimeoutError):  # after the connection was made: urllib wraps a connect timeout
+            raise ProbeNoAnswer("%s accepted the connection and gave no answer within %s s" % (url, timeout or self.timeout))
         return status, _parse(raw), time.monotonic() - t0
 
     def get(self, path, timeout=None):

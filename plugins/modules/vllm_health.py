@@ -20,6 +20,11 @@ description:
     wait goes on through the relaunches (auto-restart, the pane title "died", a 503 before the exit); it fails
     within a poll of the supervisor giving up (the unit failed or inactive, the pane title "gave up", the
     session gone), with the journal's or the pane's last lines, instead of waiting out the timeout.
+  - Tells loading from frozen. A connection that C(/health) accepts and does not answer within
+    O(frozen_deadline) seconds, on an engine that was ready (the unit C(active) and C(running), which it is only
+    after its ready check; the supervisor's pane title C(glm53: ready ...) under tmux; with no supervisor, a port
+    that listens, since vLLM listens only once ready), is a frozen engine (stopped, or a hung event loop): the
+    wait fails at once with RV(frozen), instead of waiting out O(timeout) as for a load.
   - Once C(/health) answers 200, checks in layers; the served name is in C(/v1/models) and its
     C(max_model_len) equals O(max_model_len); optionally a 1-token chat completion.
 author:
@@ -41,6 +46,12 @@ options:
     description: Seconds to wait for the load.
     type: int
     default: 1800
+  frozen_deadline:
+    description:
+      - Seconds an accepted C(/health) request may go unanswered before an engine that was ready counts as frozen.
+      - Keep it above C(/health)'s worst answer time under full load (a few seconds on a busy engine).
+    type: int
+    default: 30
   interval:
     description: Seconds between polls while loading.
     type: float
@@ -115,6 +126,12 @@ layers:
   returned: always
   type: dict
   sample: {health: passed, models: passed, chat: passed}
+frozen:
+  description: Whether the wait failed on a frozen engine (an accepted C(/health) request unanswered past
+    O(frozen_deadline) on an engine that was ready).
+  returned: always
+  type: bool
+  sample: false
 log_tail:
   description: The last log lines, when the wait failed.
   returned: failure
@@ -129,6 +146,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._openai_client import (
     ProbeConnectionRefused,
     ProbeHTTPError,
+    ProbeNoAnswer,
     ProbeTimeout,
     ProbeTLSError,
     client_from_params,
@@ -174,6 +192,21 @@ def process_state(module):
     return None
 
 
+def was_ready(module):
+    """Whether the engine under watch was ready (so an accepted request that is not answered is a frozen engine,
+    not a load): the unit active and running (systemd: the ready check of ExecStartPost has passed), a pane titled
+    ready by the supervisor (tmux), or with no supervisor the listening port itself (vLLM listens only once ready)."""
+    manager, name = module.params["service_manager"], module.params["service_name"]
+    if manager == "systemd":
+        _rc, out, _err = module.run_command(["systemctl", "show", name, "-p", "ActiveState", "-p", "SubState"])
+        props = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        return props.get("ActiveState") == "active" and props.get("SubState") == "running"
+    if manager == "tmux":
+        rc, out, _err = module.run_command(["tmux", "list-panes", "-s", "-t", "=" + name, "-F", "#{pane_title}"])
+        return rc == 0 and any(line.startswith("glm53: ready") for line in out.splitlines())
+    return True
+
+
 def log_tail(module):
     n = module.params["log_lines"]
     manager, name = module.params["service_manager"], module.params["service_name"]
@@ -202,6 +235,7 @@ def main():
             chat_check=dict(type="bool", default=True),
             timeout=dict(type="int", default=1800),
             interval=dict(type="float", default=0.5),
+            frozen_deadline=dict(type="int", default=30),
             request_timeout=dict(type="int", default=120),
             service_manager=dict(type="str", choices=["none", "systemd", "tmux"], default="none"),
             service_name=dict(type="str"),
@@ -214,12 +248,16 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    for name in ("timeout", "frozen_deadline", "request_timeout"):
+        if p[name] < 1:
+            module.fail_json(msg="%s=%s: give a number of seconds of at least 1" % (name, p[name]))
     client = client_from_params(p, p["request_timeout"])
     layers = {"health": "waiting", "models": "not run", "chat": "not run" if p["chat_check"] else "skipped"}
     t0 = time.monotonic()
     deadline = t0 + p["timeout"]
 
     def fail(msg, **extra):
+        extra.setdefault("frozen", False)
         module.fail_json(msg=msg, ready=False, layers=layers, load_time_s=round(time.monotonic() - t0, 2),
                          log_tail=log_tail(module), **extra)
 
@@ -227,7 +265,7 @@ def main():
     while True:
         why = None
         try:
-            status, _body, _elapsed = client.get("/health", timeout=min(10, p["request_timeout"]))
+            status, _body, _elapsed = client.get("/health", timeout=p["frozen_deadline"])
             if status == 200:
                 break
             why = "HTTP %s" % status
@@ -244,6 +282,13 @@ def main():
         except ProbeTLSError as exc:
             layers["health"] = "failed"
             fail(str(exc))
+        except ProbeNoAnswer:
+            why = "an accepted /health request unanswered for %d s" % p["frozen_deadline"]
+            if not process_state(module) and was_ready(module):
+                layers["health"] = "failed"
+                fail("The engine is frozen: it was ready, and /health accepted the connection but gave no answer in "
+                     "%d s (frozen_deadline): a stopped process or a hung event loop. A relaunch is needed; "
+                     "waiting for a load would not end it." % p["frozen_deadline"], frozen=True)
         except ProbeTimeout:
             why = "no answer"
         dead = process_state(module)
@@ -293,7 +338,7 @@ def main():
             fail("A 1-token chat completion failed: %s" % exc)
         layers["chat"] = "passed"
 
-    module.exit_json(changed=False, ready=True, load_time_s=load_time, layers=layers,
+    module.exit_json(changed=False, ready=True, frozen=False, load_time_s=load_time, layers=layers,
                      version=(version or {}).get("version") if isinstance(version, dict) else None,
                      max_model_len=served_len, models=ids)
 

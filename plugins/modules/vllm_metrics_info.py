@@ -19,6 +19,10 @@ description:
     taken out of the load balancer. A server that refuses connections has nothing in flight and counts as idle.
   - When the timeout passes first, fails, or with O(on_timeout=proceed) returns C(idle=false) with a warning,
     so that a rollout can go on and cut the remaining requests.
+  - A server that accepts the connection but cannot answer C(/metrics) (a frozen engine, an error page) fails the
+    read, or with O(wait_idle=true) and O(on_timeout=proceed) counts as nothing in flight, since an engine that
+    cannot answer serves nothing: the result says so (RV(answered) false, RV(why)) and the drain goes on to the
+    relaunch that heals it.
 author:
   - glm53.serving contributors (@glm53)
 options:
@@ -70,9 +74,18 @@ idle:
   returned: always
   type: bool
 reachable:
-  description: The server answered at the last poll.
+  description: The server accepted the connection at the last poll.
   returned: always
   type: bool
+answered:
+  description: The server answered C(/metrics) at the last poll (false when it refused, or accepted and did not
+    answer).
+  returned: always
+  type: bool
+why:
+  description: What the last poll met when C(/metrics) gave no figures (connection refused, no answer, an HTTP error).
+  returned: always
+  type: str
 waited_s:
   description: Seconds spent waiting.
   returned: always
@@ -87,7 +100,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._openai_client import (
-    ProbeConnectionRefused, ProbeHTTPError, ProbeTimeout, client_from_params, endpoint_argument_spec)
+    ProbeConnectionRefused, ProbeHTTPError, ProbeNoAnswer, ProbeTimeout, client_from_params, endpoint_argument_spec)
 from ansible_collections.glm53.serving.plugins.module_utils._prometheus import parse, totals
 
 NAMES = ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
@@ -113,17 +126,27 @@ def main():
     polls = 0
     while True:
         polls += 1
+        why = ""
         try:
             _status, text, _elapsed = client.get("/metrics")
             metrics, reachable = totals(parse(text if isinstance(text, str) else ""), NAMES), True
         except ProbeConnectionRefused:
-            metrics, reachable = {}, False
+            metrics, reachable, why = {}, False, "connection refused"
         except (ProbeHTTPError, ProbeTimeout) as exc:
-            module.fail_json(msg="cannot read %s/metrics: %s" % (p["base_url"].rstrip("/"), exc), polls=polls)
+            msg = "cannot read %s/metrics: %s" % (p["base_url"].rstrip("/"), exc)
+            if not (p["wait_idle"] and p["on_timeout"] == "proceed"):
+                module.fail_json(msg=msg, polls=polls, answered=False, why=str(exc))
+            # an engine that cannot answer serves nothing: nothing to wait for, and the relaunch that follows heals it
+            module.warn(msg + "; an engine that cannot answer serves nothing: proceeding (on_timeout=proceed)")
+            module.exit_json(changed=False, metrics={}, idle=True,
+                             reachable=isinstance(exc, (ProbeHTTPError, ProbeNoAnswer)),
+                             answered=False, why=str(exc), waited_s=round(time.monotonic() - t0, 2),
+                             polls=polls)
         in_flight = sum(metrics.get(name, 0.0) for name in IN_FLIGHT)
         idle = in_flight == 0
         waited = round(time.monotonic() - t0, 2)
-        result = dict(changed=False, metrics=metrics, idle=idle, reachable=reachable, waited_s=waited, polls=polls)
+        result = dict(changed=False, metrics=metrics, idle=idle, reachable=reachable, answered=reachable, why=why,
+                      waited_s=waited, polls=polls)
         if not p["wait_idle"] or idle:
             module.exit_json(**result)
         if waited >= p["timeout"]:

@@ -418,13 +418,13 @@ def test_the_watchdog_restarts_a_wedge_once_then_keeps_to_its_budget():
     journal = wd["journal"]
     stamps = {}
     for line in journal.splitlines():
-        for key in ("wedge check 1 of 2 failed", "systemctl restart vllm-glm53.service: queued", "restart budget is spent"):
+        for key in ("wedged: check 1 of 2 failed", "systemctl restart vllm-glm53.service: queued", "restart budget is spent"):
             if key in line and key not in stamps:
                 stamps[key] = float(line.split()[0])
     assert len(stamps) == 3, journal
     assert journal.count("restarting vllm-glm53.service through the relaunch gate") == 1, journal
     assert journal.count("restart budget is spent") == 1, journal
-    detect = stamps["systemctl restart vllm-glm53.service: queued"] - stamps["wedge check 1 of 2 failed"]
+    detect = stamps["systemctl restart vllm-glm53.service: queued"] - stamps["wedged: check 1 of 2 failed"]
     print("watchdog: first failed check to the restart %.1f s (window: 2 checks 5 s apart); budget spent %.1f s after"
           " the restart" % (detect, stamps["restart budget is spent"] - stamps["systemctl restart vllm-glm53.service: queued"]))
     assert detect <= 5 + 3 + 5, journal  # the next check, its deadline, and the timer's slack

@@ -24,7 +24,7 @@ def test_named_session_runs_the_supervisor_not_a_shell(host):
     cmdline = host.file("/proc/%s/cmdline" % pane_pid).content_string.replace("\0", " ")
     assert "supervise.py run /etc/glm53/vllm-glm53.supervise.json" in cmdline, cmdline
     assert int(pane_pid) == status(host)["supervisor"]
-    assert title == "glm53: running pid %d" % status(host)["engine"], (command, title)
+    assert title == "glm53: ready pid %d" % status(host)["engine"], (command, title)  # its ready check passed
 
 
 def test_engine_runs_as_the_system_user(host):

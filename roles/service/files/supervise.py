@@ -15,7 +15,8 @@ Restart=on-failure with RestartForceExitStatus=0 would (vLLM exits 0 after an en
 
 CONFIG is the JSON file the service role renders (name, user, group, script, env_file, gate argv, ready
 argv, crash_state, restart_sec, stop_timeout, state_dir). Every line the supervisor prints starts with
-"[glm53-supervise]"; the pane's title says the state ("glm53: running pid N", "glm53: died rc=N",
+"[glm53-supervise]"; the pane's title says the state ("glm53: running pid N", "glm53: ready pid N" once the
+ready check passed, "glm53: died rc=N",
 "glm53: gave up ..."), which vllm_health reads to fail as soon as the supervisor stops relaunching.
 
 Crash loops as in the unit: the gate counts the starts in a row that died before ready (the ready argv,
@@ -245,7 +246,13 @@ class Supervisor:
             say("engine started: pid %d as %s (launch %d)" % (self.engine.pid, cfg["user"], launches))
             title("running pid %d" % self.engine.pid)
             ready = subprocess.Popen(cfg["ready"]) if cfg.get("ready") else None  # noqa: S603
+            titled_ready = False
             while self.engine.poll() is None:
+                # the ready check passed: "ready" tells the probes and heal that an unanswered /health is a frozen
+                # engine, not a load
+                if ready is not None and not titled_ready and ready.poll() == 0:
+                    title("ready pid %d" % self.engine.pid)
+                    titled_ready = True
                 if self.term_sent_at and time.monotonic() - self.term_sent_at > cfg["stop_timeout"]:
                     say("engine outlived the %ss stop timeout: SIGKILL to its process group" % cfg["stop_timeout"])
                     self.kill_group()

@@ -2,15 +2,20 @@
 # Copyright: glm53.serving contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """The engine's watchdog (a systemd timer's oneshot service; standard library only). systemd restarts an engine
-that dies, and the relaunch gate gives up on a crash loop; neither sees an engine that is alive and wedged:
-/health answers 200 while generation hangs (a stalled NCCL rank, a hung kernel). Each run:
+that dies, and the relaunch gate gives up on a crash loop; neither sees an engine that is alive and stuck: frozen
+(the process stopped or its event loop hung: the port accepts connections, nothing answers) or wedged (/health
+answers 200 while generation hangs: a stalled NCCL rank, a hung kernel). Each run:
 
-1. the unit not active: nothing to do (systemd and the relaunch gate own a dead or starting engine);
-2. /health not 200 within the deadline: not a wedge either (loading, or dying: systemd restarts it);
-3. /health 200: a one-token chat completion with the deadline. An answer resets the count of failed checks;
-   no answer (or an error) counts one. After --failures failed checks in a row, the unit is restarted through
-   the relaunch gate (systemctl restart runs its ExecStartPre), at most --max-restarts times in any hour. A
-   wedge past the budget is logged and left for playbooks/heal.yml or a person.
+1. the unit not active: nothing to do (systemd and the relaunch gate own a dead engine, and one still loading:
+   the unit is `activating` until its ready check passes, so a load is never taken for a freeze);
+2. /health accepts the connection and gives no answer within the deadline, on the active unit (which was ready):
+   frozen, one failed check;
+3. /health refused or not 200: not stuck (dying: systemd restarts it);
+4. /health 200: a one-token chat completion with the deadline. An answer resets the count of failed checks;
+   no answer (or an error) counts one (wedged).
+After --failures failed checks in a row, the unit is restarted through the relaunch gate (systemctl restart runs
+its ExecStartPre), at most --max-restarts times in any hour. A freeze or wedge past the budget is logged and left
+for playbooks/heal.yml or a person.
 
 Every action and every change of state is one line on stdout (the journal of the watchdog's unit); the counts
 are in a node_exporter textfile (--textfile-dir, skipped when the folder is missing).
@@ -45,7 +50,8 @@ def load_state(path):
     state.setdefault("failures", 0)
     state.setdefault("restarts", [])
     state.setdefault("restarts_total", 0)
-    state.setdefault("checks", {"ok": 0, "wedged": 0, "not_ready": 0, "inactive": 0})
+    state.setdefault("checks", {"ok": 0, "wedged": 0, "frozen": 0, "not_ready": 0, "inactive": 0})
+    state["checks"].setdefault("frozen", 0)
     state.setdefault("budget_spent", False)
     return state
 
@@ -94,15 +100,21 @@ def request(url, deadline, ctx, api_key, body=None):
 
 
 def check(a, ctx, api_key):
-    """('inactive' | 'not_ready' | 'ok' | 'wedged', why)."""
+    """('inactive' | 'not_ready' | 'ok' | 'frozen' | 'wedged', why)."""
     active = subprocess.run([a.systemctl, "is-active", a.unit], capture_output=True, text=True,
                             check=False).stdout.strip()
     if active != "active":
         return "inactive", "unit %s is %s" % (a.unit, active or "unknown")
+    t0 = time.monotonic()
     try:
         status, _body = request(a.url + "/health", a.deadline, ctx, None)
     except urllib.error.HTTPError as exc:
         return "not_ready", "/health answered %s" % exc.code
+    except urllib.error.URLError as exc:  # the connection was not made (refused, or its own timeout)
+        return "not_ready", "/health: %s" % exc.reason
+    except TimeoutError:  # made, and not answered (urllib wraps only the connection's errors)
+        return "frozen", "/health accepted the connection and gave no answer in %.0f s, on the active unit" % (
+            time.monotonic() - t0)
     except (OSError, ValueError) as exc:
         return "not_ready", "/health: %s" % getattr(exc, "reason", exc)
     if status != 200:
@@ -143,19 +155,19 @@ def main(argv=None):
     found, why = check(a, ctx, os.environ.get("VLLM_API_KEY", ""))
     state["checks"][found] = state["checks"].get(found, 0) + 1
     state["restarts"] = [t for t in state["restarts"] if now - t < HOUR]
-    if found != "wedged":
+    if found not in ("wedged", "frozen"):
         if state["failures"] or state["budget_spent"]:
             say("%s: %s; the count of failed checks (%d) starts again" % (found, why, state["failures"]))
         state["failures"], state["budget_spent"] = 0, False
     else:
         state["failures"] += 1
-        say("wedge check %d of %d failed: %s" % (state["failures"], a.failures, why))
+        say("%s: check %d of %d failed: %s" % (found, state["failures"], a.failures, why))
         if state["failures"] >= a.failures:
             if len(state["restarts"]) >= a.max_restarts:
                 if not state["budget_spent"]:
-                    say("wedged, but the restart budget is spent (%d restarts in the last hour, at most %d): "
+                    say("%s, but the restart budget is spent (%d restarts in the last hour, at most %d): "
                         "the engine is left as it is for playbooks/heal.yml or a person" % (
-                            len(state["restarts"]), a.max_restarts))
+                            found, len(state["restarts"]), a.max_restarts))
                 state["budget_spent"] = True
             else:
                 nth = len(state["restarts"]) + 1

@@ -30,7 +30,7 @@ def session(tmp_path):
     """start(script_body) -> config path; the session is killed afterwards whatever happened."""
     name = "glm53-test-%s" % uuid.uuid4().hex[:8]
 
-    def start(body, restart_sec=1, crash_loop=False, port=None):
+    def start(body, restart_sec=1, crash_loop=False, port=None, ready=None):
         script = tmp_path / "engine.sh"
         script.write_text("#!/bin/bash\n" + body)
         script.chmod(0o755)
@@ -40,6 +40,8 @@ def session(tmp_path):
         cfg = {"name": name, "user": "root", "group": "root", "script": str(script), "env_file": str(env_file),
                "environment": {"FROM_ROLE": "yes"}, "gate": ["true"], "restart_sec": restart_sec,
                "stop_timeout": 5, "state_dir": str(tmp_path / "state")}
+        if ready:
+            cfg["ready"] = ready
         if crash_loop:  # the real gate, as the role installs it (a user with no processes, no GPUs here)
             (tmp_path / "libexec").mkdir()
             shutil.copy(GATE, tmp_path / "libexec" / "relaunch_gate.py")
@@ -206,3 +208,18 @@ def test_a_requested_relaunch_runs_the_configuration_as_it_is_now(session):
     os.kill(supervisor, signal.SIGUSR1)
     wait_for(lambda: "relaunching with the configuration it started with" in pane(session.name))
     wait_for(lambda: pane(session.name).count("FROM_ROLE=changed") == 2)
+
+
+def test_a_ready_engine_that_stops_answering_is_frozen_not_loading(session, run_module):
+    """The pane is titled ready once the ready check passes; then an engine that accepts connections and never
+    answers (a listening socket nobody reads, as a SIGSTOPped vLLM) fails vllm_health at once as frozen."""
+    port = free_port()
+    cfg = session("exec %s -c 'import socket, time; s = socket.socket(); s.bind((\"127.0.0.1\", %d)); s.listen(8); "
+                  "time.sleep(600)'\n" % (sys.executable, port), ready=["true"])
+    engine = wait_for(lambda: status(cfg)["engine"])
+    wait_for(lambda: title(session.name) == "glm53: ready pid %d" % engine)
+    t0 = time.monotonic()
+    r = run_module(vllm_health, {"base_url": "http://127.0.0.1:%d" % port, "served_model_name": "m", "timeout": 600,
+                                 "frozen_deadline": 2, "service_manager": "tmux", "service_name": session.name})
+    assert r.failed and r["frozen"] is True and time.monotonic() - t0 < 8, r
+    assert "frozen" in r["msg"]

@@ -43,10 +43,10 @@ def test_a_wedge_is_restarted_after_the_failures_in_a_row_and_the_budget_holds(s
     s = standin_factory(env={"VLLM_STANDIN_WEDGE_AFTER": "1"}).start().wait_ready()
     assert run(tmp_path, s.url) == ""  # the first chat answers (the wedge starts after it): nothing to say
     out = run(tmp_path, s.url)
-    assert "wedge check 1 of 2 failed: /health 200, but a one-token chat got no answer" in out, out
+    assert "wedged: check 1 of 2 failed: /health 200, but a one-token chat got no answer" in out, out
     assert "restart" not in calls(tmp_path)
     out = run(tmp_path, s.url)
-    assert "wedge check 2 of 2 failed" in out and "restarting vllm-glm53.service through the relaunch gate" in out, out
+    assert "wedged: check 2 of 2 failed" in out and "restarting vllm-glm53.service through the relaunch gate" in out, out
     assert "(restart 1 of at most 1 an hour)" in out and "systemctl restart vllm-glm53.service: queued" in out
     assert calls(tmp_path).count("restart") == 1
     m = metrics(tmp_path)
@@ -76,3 +76,23 @@ def test_a_stopped_or_unhealthy_engine_is_left_to_systemd(standin_factory, tmp_p
     m = metrics(tmp_path)
     assert m["glm53_watchdog_checks_total_inactive"] == 1 and m["glm53_watchdog_checks_total_not_ready"] == 1
     assert calls(tmp_path) == ["is-active", "is-active"]
+
+
+def test_a_frozen_engine_is_restarted_and_a_loading_one_never(standin_factory, tmp_path):
+    """SIGSTOP: the port accepts connections and nothing answers. On the active unit (which it is only once ready)
+    that is a freeze; the same silence while the unit is activating (a load after a restart) is left alone."""
+    import signal
+    s = standin_factory().start().wait_ready()
+    os.kill(s.proc.pid, signal.SIGSTOP)
+    try:
+        out = run(tmp_path, s.url, active="activating")
+        assert out == "" and calls(tmp_path) == ["is-active"]
+        out = run(tmp_path, s.url)
+        assert "frozen: check 1 of 2 failed: /health accepted the connection and gave no answer in 2 s" in out, out
+        out = run(tmp_path, s.url)
+        assert "frozen: check 2 of 2 failed" in out and "systemctl restart vllm-glm53.service: queued" in out, out
+        assert calls(tmp_path).count("restart") == 1
+        m = metrics(tmp_path)
+        assert m["glm53_watchdog_checks_total_frozen"] == 2 and m["glm53_watchdog_checks_total_inactive"] == 1
+    finally:
+        os.kill(s.proc.pid, signal.SIGCONT)

@@ -65,3 +65,25 @@ def test_api_key_is_used_and_wrong_key_is_reported(run_module, standin_factory):
     assert not run_module(vllm_health, args(s, api_key="k3y")).failed
     r = run_module(vllm_health, args(s, api_key="nope"))
     assert r.failed and "401" in r["msg"] and "nope" not in r["msg"]
+
+
+def test_a_frozen_engine_fails_within_one_deadline_not_the_load_timeout(run_module, standin_factory):
+    """SIGSTOP: the process alive, its port accepting connections (the kernel's backlog), no answer."""
+    import os
+    import signal
+    s = standin_factory().start().wait_ready()
+    os.kill(s.proc.pid, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        r = run_module(vllm_health, args(s, timeout=600, frozen_deadline=2))
+        took = time.monotonic() - t0
+    finally:
+        os.kill(s.proc.pid, signal.SIGCONT)
+    assert r.failed and r["frozen"] is True and r["layers"]["health"] == "failed"
+    assert 2 <= took < 6, "took %.1f s for a 2 s deadline" % took
+    assert "frozen" in r["msg"] and "frozen_deadline" in r["msg"]
+    # thawed, the same engine passes, and a load (connection refused) is never called frozen
+    assert not run_module(vllm_health, args(s, frozen_deadline=2)).failed
+    loading = standin_factory(env={"VLLM_STANDIN_LOAD_DELAY": "3"}).start()
+    r = run_module(vllm_health, args(loading, frozen_deadline=2))
+    assert not r.failed and r["frozen"] is False and r["load_time_s"] >= 2.5

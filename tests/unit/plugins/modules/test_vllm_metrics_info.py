@@ -116,3 +116,25 @@ def test_a_stopped_server_counts_as_idle(run_module):
     from testlib import free_port
     r = run_module(vllm_metrics_info, {"base_url": "http://127.0.0.1:%d" % free_port(), "wait_idle": True})
     assert not r.failed and r["idle"] and not r["reachable"] and r["metrics"] == {}
+
+
+def test_a_frozen_engine_fails_the_read_or_counts_as_nothing_in_flight(run_module, standin_factory):
+    """SIGSTOP: /metrics accepts the connection and never answers. A plain read fails; a drain that may proceed
+    counts nothing in flight (an engine that cannot answer serves nothing) and says why."""
+    import os
+    import signal
+    s = standin_factory().start().wait_ready()
+    os.kill(s.proc.pid, signal.SIGSTOP)
+    try:
+        r = run_module(vllm_metrics_info, {"base_url": s.url, "request_timeout": 1})
+        assert r.failed and "accepted the connection and gave no answer within 1 s" in r["msg"]
+        r = run_module(vllm_metrics_info, {"base_url": s.url, "wait_idle": True, "timeout": 60, "request_timeout": 1,
+                                           "on_timeout": "fail"})
+        assert r.failed
+        r = run_module(vllm_metrics_info, {"base_url": s.url, "wait_idle": True, "timeout": 60, "request_timeout": 1,
+                                           "on_timeout": "proceed"})
+        assert not r.failed and r["idle"] and r["reachable"] and not r["answered"], r
+        assert "gave no answer" in r["why"] and r["waited_s"] < 5
+        assert "serves nothing: proceeding" in str(r.get("warnings")), r
+    finally:
+        os.kill(s.proc.pid, signal.SIGCONT)
