@@ -373,7 +373,7 @@ def test_heal_relaunches_and_readmits_the_wedged_host_and_leaves_the_garbage_one
     assert re.search(r"server \S+:8000 down;  # glm53-fleet2\n", heal["lb_after1"]), heal["lb_after1"]
     assert re.search(r"server \S+:8000;  # glm53-fleet3\n", heal["lb_after1"]), heal["lb_after1"]
     assert re.search(r"glm53-fleet1: healed in [0-9.]+ s from detection to re-admission: .*chat completion failed", out), out[-4000:]
-    assert re.search(r"glm53-fleet2: drained: failed again after its heal: ", out), out[-4000:]
+    assert re.search(r"glm53-fleet2: drained: failed again after its relaunch: ", out), out[-4000:]
     assert "heal.yml: 1 host(s) need a person: glm53-fleet2 (drained" in out, out[-3000:]
     for line in re.findall(r"glm53-fleet\d: (?:healed|drained|healthy).*", out):
         print(line[:300])
@@ -408,7 +408,7 @@ def test_heal_clear_heals_a_marked_host_again_in_the_same_run(heal):
     assert "PLAY [Heal the failing hosts, heal_max_parallel at a time]" in out
     heal_play = out.split("PLAY [Heal the failing hosts")[1].split("PLAY [")[0]
     assert "glm53-fleet2" in heal_play and "no hosts matched" not in heal_play, heal_play[:2000]
-    assert re.search(r"glm53-fleet2: drained: failed again after its heal: ", out), out[-3000:]
+    assert re.search(r"glm53-fleet2: drained: failed again after its relaunch: ", out), out[-3000:]
 
 
 # 5) The watchdog on the third host (timer every 5 s, 2 failures, 3 s deadline, 1 restart an hour).
