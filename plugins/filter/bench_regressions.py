@@ -16,6 +16,9 @@ description:
   - Returns one message per regression, such as C(output throughput 812.0 -> 611.0 tok/s (-24.8 %), limit 10 %).
     An empty list means the new release is as fast, within the limits.
   - Failed requests in the new release's run are a regression whatever the limits say.
+  - With O(new_runs) and O(baseline_runs), a difference inside the figure's measured run-to-run spread is noise, not
+    a regression (the message of a regression names the noise). The M(glm53.serving.bench_gate) filter returns
+    each figure's decision, for the record.
 positional: _input
 options:
   _input:
@@ -30,6 +33,19 @@ options:
     description: "The largest regression allowed per figure, in percent, such as C({output_throughput: 10, p99_ttft_ms: 10})."
     type: dict
     required: true
+  new_runs:
+    description:
+      - The new release's runs (the module's RV(runs)). With two or more runs on either side, a figure's noise is
+        its spread over the runs, (largest - smallest) / median in percent, the larger of the two sides; a figure
+        regresses only when it is worse by more than its limit and by more than that noise.
+    type: list
+    elements: dict
+    default: []
+  baseline_runs:
+    description: The baseline's runs (see O(new_runs)).
+    type: list
+    elements: dict
+    default: []
 author:
   - glm53.serving contributors (@glm53)
 """
@@ -45,48 +61,16 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: One message per figure that regressed past its limit.
+  description: One message per figure that regressed past its limit (and past its measured noise).
   type: list
   elements: str
 """
 
-from ansible.errors import AnsibleFilterError
-
-UNITS = {"output_throughput": "tok/s", "total_token_throughput": "tok/s", "request_throughput": "req/s"}
+from ansible_collections.glm53.serving.plugins.filter.bench_gate import bench_gate
 
 
-def _words(name):
-    return name.replace("_ms", "").replace("_", " ").replace("ttft", "TTFT").replace("tpot", "TPOT").replace(
-        "itl", "ITL")
-
-
-def bench_regressions(new, baseline, limits):
-    if not isinstance(new, dict) or not isinstance(baseline, dict) or not isinstance(limits, dict):
-        raise AnsibleFilterError("bench_regressions: the figures and the limits must be mappings")
-    out = []
-    if int(new.get("failed") or 0) > 0:
-        out.append("%d failed request(s) in the benchmark (the baseline had %d)" % (
-            int(new["failed"]), int(baseline.get("failed") or 0)))
-    for name in sorted(limits):
-        limit = limits[name]
-        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit < 0:
-            raise AnsibleFilterError("bench_regressions: the limit for %s must be a percentage >= 0, got %r" % (
-                name, limit))
-        higher_is_better = name.endswith("_throughput")
-        if not higher_is_better and not name.endswith("_ms"):
-            raise AnsibleFilterError("bench_regressions: %s is neither a throughput (*_throughput) nor a latency "
-                                     "(*_ms) figure of vllm bench serve" % name)
-        if not isinstance(new.get(name), (int, float)) or not isinstance(baseline.get(name), (int, float)):
-            raise AnsibleFilterError("bench_regressions: %s is missing from the new or the baseline figures" % name)
-        old, now = float(baseline[name]), float(new[name])
-        if old <= 0:
-            continue  # nothing to compare with (a latency of 0 ms, no throughput)
-        change = (now - old) / old * 100.0
-        worse = -change if higher_is_better else change
-        if worse > limit:
-            unit = UNITS.get(name, "ms")
-            out.append("%s %.1f -> %.1f %s (%+.1f %%), limit %s %%" % (_words(name), old, now, unit, change, limit))
-    return out
+def bench_regressions(new, baseline, limits, new_runs=None, baseline_runs=None):
+    return bench_gate(new, baseline, limits, new_runs, baseline_runs)["regressions"]
 
 
 class FilterModule(object):

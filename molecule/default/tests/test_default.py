@@ -187,3 +187,33 @@ def test_hostile_env_values_come_back_unchanged_through_systemd(host):
     got = dict(item.split("=", 1) for item in out.stdout.split("\0") if "=" in item)
     for key, value in HOSTILE_ENV.items():
         assert got.get(key) == str(value), (key, got.get(key), str(value))
+
+
+def test_a_frozen_engine_is_healed_and_a_loading_one_never_restarted(host):
+    """heal.yml on a pool of one: a SIGSTOPped engine found within its 5 s deadline, relaunched, proved, recorded
+    with its time; a 20 s load after a restart left alone by heal.yml and by the watchdog on a 3 s timer; the
+    watchdog alone restarts a frozen engine."""
+    r = json.loads(host.file("/root/frozen_engine.json").content_string)
+    heal, loading, wd = r["heal"], r["loading"], r["watchdog"]
+    record = json.loads(heal["record"])
+    print("frozen engine: heal.yml from the freeze to its end %.1f s (record: %s s from the survey's start to "
+          "re-admission; deadline 5 s + drain + stop + relaunch + 3 s load + probes); steps %s"
+          % (float(heal["seconds"]), record.get("seconds"), record.get("steps")))
+    assert int(heal["rc"]) == 0, heal["output"]
+    assert int(heal["pid_after"]) != int(heal["pid_before"]) and heal["active_after"] == "active", heal
+    assert record["state"] == "healed" and "frozen" in record["reason"], record
+    assert record["steps"] == ["drained", "stopped", "relaunched", "proved", "readmitted"], record
+    assert float(record["seconds"]) < float(heal["seconds"]) < 300, (record, heal["seconds"])  # not the 1800 s load timeout
+    assert re.search(r"glm53-node1: healed in [0-9.]+ s from detection to re-admission", heal["output"]), heal["output"]
+    # still loading: neither heal.yml nor the watchdog restarted it
+    assert int(loading["rc"]) == 0, loading["output"]
+    assert int(loading["pid_after"]) == int(loading["pid_loading"]), loading
+    assert "restart" not in loading["watchdog"] and "frozen" not in loading["watchdog"], loading["watchdog"]
+    # the watchdog alone: two failed checks, then the restart
+    stamps = [line.split(" ", 1) for line in wd["journal"].splitlines() if "glm53 watchdog:" in line]
+    first = next(float(t) for t, text in stamps if "frozen: check 1 of 2 failed" in text)
+    queued = next(float(t) for t, text in stamps if "systemctl restart vllm-glm53.service: queued" in text)
+    print("watchdog: frozen at 0 s, first failed check %.1f s, restart queued %.1f s (timer 3 s, deadline 2 s, "
+          "2 checks)" % (first - wd["frozen_at"], queued - wd["frozen_at"]))
+    assert queued - wd["frozen_at"] < 30
+    assert r["active_end"] == "active" and int(r["pid_end"]) != int(wd["pid_frozen"])
