@@ -163,14 +163,33 @@ def test_a_broken_release_rolls_back_and_stops_the_upgrade(host, upgrade, broken
         assert "TASK [glm53.serving._build" not in rescue[1], "the way back built something"
         print("releases on %s after the rollback:\n%s" % (name, broken["releases"]))
         releases = [line.split()[-1] for line in broken["releases"].splitlines()[1:] if line.startswith("d")]
-        assert len(releases) == 2, "venv_releases_keep is 2: %s" % releases  # the serving one and the broken one
+        # current, previous and the refused one: nothing is pruned before a release serves
+        assert len(releases) == 3, "current, previous and the refused release: %s" % releases
         sizes = [int(line.split()[0]) for line in broken["releases"].splitlines() if re.match(r"\d+\s+/opt/", line)]
         print("disk per release (MiB, the stand-in's venv and checkouts): %s" % sizes)
-        assert len(sizes) == 2
+        assert len(sizes) == 3
     else:
         assert broken["pid_after"][name] == broken["pid_before"][name], "the upgrade went on past the failed host"
         play = broken["output"].split("PLAY [Rolling upgrade of GLM-5.3 serving hosts]")[1].split("PLAY RECAP")[0]
         assert name not in play
+
+
+def test_refused_upgrades_keep_current_and_previous_and_rollback_still_works():
+    """After the garbage, slower and drifted upgrades were refused on the first host, its current and previous are
+    the releases that served before them (nothing pruned), and rollback.yml goes to previous and back."""
+    with open(os.path.join(EPH, "refused_rollback.json")) as f:
+        r = json.load(f)
+    current, previous, count = r["links_after_refused"]
+    print("after three refused upgrades: current %s, previous %s, %s releases on the host; rollback.yml to %s, "
+          "then forward to %s" % (os.path.basename(current), os.path.basename(previous), count, r["version_back"],
+                                  r["forward"][0]))
+    assert os.path.basename(current).startswith(r["descendant"][:10]), current
+    assert os.path.basename(previous).startswith(r["minimum"][:10]), previous
+    assert int(count) == 5  # the minimum's, the descendant's and the three refused releases
+    assert r["rc"] == [0, 0]
+    assert "+g" + r["minimum"][:9] in r["version_back"], r["version_back"]
+    assert "+g" + r["descendant"][:9] in json.loads(r["forward"][0])["version"], r["forward"]
+    assert r["forward"][1:] == [current, previous]
 
 
 def test_at_every_moment_at_least_n_minus_1_hosts_answered():
