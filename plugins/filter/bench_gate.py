@@ -19,7 +19,7 @@ description:
     each side's spread is measured on its own.
   - Failed requests in the new release's runs are a regression whatever the limits say.
   - Returns the regressions (messages), each figure's decision, and one line per figure for the record, such as
-    C(output throughput 812.0 -> 806.1 tok/s (-0.7 %): within limit (limit 10 %, noise +/-2.1 % (3+3 runs))).
+    C(output throughput 812.0 -> 806.1 tok/s (-0.7 %) - within limit (limit 10 %, noise +/-2.1 % (3+3 runs))).
 positional: _input, baseline, limits
 options:
   _input:

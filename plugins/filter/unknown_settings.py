@@ -18,6 +18,8 @@ description:
     closest known names.
   - Reads the roles' C(meta/argument_specs.yml), C(tasks/*.yml) and C(vars/main.yml), and the names the
     collection's playbooks read (C(rollout_serial), C(rollout_hosts)), once per process.
+  - A setting the collection removed or renamed is named with what replaces it (C(service_extra_unit_lines), with
+    the typed unit settings), so that a value a user set is refused, never silently ignored.
 positional: _input
 options:
   _input:
@@ -63,6 +65,15 @@ _ALT = "|".join(p.rstrip("_") for p in PREFIXES)
 PREFIX_RE = "^(%s)_" % _ALT
 _NAME_IN_TEXT = re.compile(r"\b(?:%s)_[a-z0-9_]+" % _ALT)
 _KNOWN = {}
+# Settings removed or renamed, with what to use instead: a user who set one is told, not ignored.
+REMOVED = {
+    "service_extra_unit_lines": (
+        "service_extra_unit_lines was removed: a free-text unit line could undo what the role guards (the API key "
+        "in the engine's environment, the restart policy, the sandbox). Use the typed settings service_nice, "
+        "service_limit_nofile, service_limit_memlock, service_writable_paths and service_environment; anything "
+        "else goes in a systemd drop-in you own (/etc/systemd/system/<service_name>.service.d/*.conf), which the "
+        "collection never writes or removes."),
+}
 
 
 def _task_results(tasks, out):
@@ -108,6 +119,9 @@ def unknown_settings(names):
         raise AnsibleFilterError("unknown_settings: %s" % exc)
     out = []
     for name in sorted(set(n for n in names if isinstance(n, str))):
+        if name in REMOVED:
+            out.append(REMOVED[name])
+            continue
         if not re.match(PREFIX_RE, name) or name in known:
             continue
         prefix = next(p for p in PREFIXES if name.startswith(p))

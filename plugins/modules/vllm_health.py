@@ -22,11 +22,13 @@ description:
     session gone), with the journal's or the pane's last lines, instead of waiting out the timeout.
   - Tells loading from frozen. A connection that C(/health) accepts and does not answer within
     O(frozen_deadline) seconds, on an engine that was ready (the unit C(active) and C(running), which it is only
-    after its ready check; the supervisor's pane title C(glm53: ready ...) under tmux; with no supervisor, a port
-    that listens, since vLLM listens only once ready), is a frozen engine (stopped, or a hung event loop): the
+    after its ready check; the supervisor's pane titled ready under tmux; with no supervisor, a port
+    that listens, since vLLM listens only once ready), is a frozen engine (stopped, or a hung event loop), and the
     wait fails at once with RV(frozen), instead of waiting out O(timeout) as for a load.
   - Once C(/health) answers 200, checks in layers; the served name is in C(/v1/models) and its
-    C(max_model_len) equals O(max_model_len); optionally a 1-token chat completion.
+    C(max_model_len) equals O(max_model_len); with O(api_key) set, the key is enforced (C(/v1/models) without a key
+    and with a wrong one must answer 401, and an engine that serves without its key fails the C(auth) layer); optionally
+    a 1-token chat completion.
 author:
   - glm53.serving contributors (@glm53)
 options:
@@ -125,7 +127,7 @@ layers:
   description: Each layer's verdict.
   returned: always
   type: dict
-  sample: {health: passed, models: passed, chat: passed}
+  sample: {health: passed, models: passed, auth: passed, chat: passed}
 frozen:
   description: Whether the wait failed on a frozen engine (an accepted C(/health) request unanswered past
     O(frozen_deadline) on an engine that was ready).
@@ -144,6 +146,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._openai_client import (
+    OpenAIClient,
     ProbeConnectionRefused,
     ProbeHTTPError,
     ProbeNoAnswer,
@@ -252,7 +255,8 @@ def main():
         if p[name] < 1:
             module.fail_json(msg="%s=%s: give a number of seconds of at least 1" % (name, p[name]))
     client = client_from_params(p, p["request_timeout"])
-    layers = {"health": "waiting", "models": "not run", "chat": "not run" if p["chat_check"] else "skipped"}
+    layers = {"health": "waiting", "models": "not run", "auth": "not run" if p["api_key"] else "skipped",
+              "chat": "not run" if p["chat_check"] else "skipped"}
     t0 = time.monotonic()
     deadline = t0 + p["timeout"]
 
@@ -322,7 +326,28 @@ def main():
              "(stale unit or script?)." % (p["served_model_name"], served_len, p["max_model_len"]), models=ids)
     layers["models"] = "passed"
 
-    # 3. a 1-token chat completion
+    # 3. the key is enforced: without it, and with a wrong one, /v1 answers 401
+    if p["api_key"]:
+        for label, key in (("no key", None), ("a wrong key", p["api_key"] + "-wrong")):
+            bare = OpenAIClient(p["base_url"], key, timeout=p["request_timeout"], validate_certs=p["validate_certs"],
+                                ca_path=p["ca_path"])
+            try:
+                bare.get("/v1/models")
+            except ProbeHTTPError as exc:
+                if exc.status == 401:
+                    continue
+                layers["auth"] = "failed"
+                fail("key_not_enforced: /v1/models with %s answered HTTP %s, not 401." % (label, exc.status))
+            except (ProbeTimeout, ProbeConnectionRefused) as exc:
+                layers["auth"] = "failed"
+                fail("/v1/models with %s failed: %s" % (label, exc))
+            else:
+                layers["auth"] = "failed"
+                fail("key_not_enforced: /v1/models answered with %s: the engine serves without its API key (is "
+                     "VLLM_API_KEY in its environment, or --api-key on its command line?)." % label)
+        layers["auth"] = "passed"
+
+    # 4. a 1-token chat completion
     if p["chat_check"]:
         try:
             _status, resp, _e = client.chat(p["served_model_name"], [{"role": "user", "content": "Hi"}], 1)

@@ -21,7 +21,7 @@ description:
     so that a rollout can go on and cut the remaining requests.
   - A server that accepts the connection but cannot answer C(/metrics) (a frozen engine, an error page) fails the
     read, or with O(wait_idle=true) and O(on_timeout=proceed) counts as nothing in flight, since an engine that
-    cannot answer serves nothing: the result says so (RV(answered) false, RV(why)) and the drain goes on to the
+    cannot answer serves nothing, and the result says so (RV(answered) false, RV(why)) and the drain goes on to the
     relaunch that heals it.
 author:
   - glm53.serving contributors (@glm53)

@@ -16,7 +16,7 @@ def test_waits_through_the_load_and_passes_every_layer(run_module, standin_facto
     t0 = time.monotonic()
     r = run_module(vllm_health, args(s))
     assert not r.failed, r.get("msg")
-    assert r["ready"] and r["layers"] == {"health": "passed", "models": "passed", "chat": "passed"}
+    assert r["ready"] and r["layers"] == {"health": "passed", "models": "passed", "auth": "skipped", "chat": "passed"}
     assert 1.5 < r["load_time_s"] < 5 and time.monotonic() - t0 < 8
     assert r["models"] == ["glm53-flash-awq"] and r["max_model_len"] == 524288 and r["changed"] is False
 
@@ -62,7 +62,8 @@ def test_timeout_when_nothing_ever_listens(run_module, tmp_path):
 
 def test_api_key_is_used_and_wrong_key_is_reported(run_module, standin_factory):
     s = standin_factory(env={"VLLM_API_KEY": "k3y"}).start().wait_ready()
-    assert not run_module(vllm_health, args(s, api_key="k3y")).failed
+    r = run_module(vllm_health, args(s, api_key="k3y"))
+    assert not r.failed and r["layers"]["auth"] == "passed", r
     r = run_module(vllm_health, args(s, api_key="nope"))
     assert r.failed and "401" in r["msg"] and "nope" not in r["msg"]
 
@@ -87,3 +88,13 @@ def test_a_frozen_engine_fails_within_one_deadline_not_the_load_timeout(run_modu
     loading = standin_factory(env={"VLLM_STANDIN_LOAD_DELAY": "3"}).start()
     r = run_module(vllm_health, args(loading, frozen_deadline=2))
     assert not r.failed and r["frozen"] is False and r["load_time_s"] >= 2.5
+
+
+def test_an_engine_that_serves_without_its_key_fails_naming_it(run_module, standin_factory):
+    """The key is configured on the controller, and the engine was started without it (a unit line that unsets it,
+    a lost environment file): every request is answered, so the probes must ask without the key too."""
+    s = standin_factory().start().wait_ready()
+    r = run_module(vllm_health, args(s, api_key="k3y"))
+    assert r.failed and r["layers"]["auth"] == "failed" and r["layers"]["chat"] == "not run", r
+    assert r["msg"].startswith("key_not_enforced: /v1/models answered with no key"), r["msg"]
+    assert "k3y" not in r["msg"]
