@@ -74,7 +74,12 @@ _FLOAT = re.compile(r"-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
 _DURATION = re.compile(r"([0-9]+(ms|s|m|h|d|w|y))+")
 _UNIX_NAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")
+# Control characters (C0, DEL, C1), line and paragraph separators, and the invisible format characters: zero-width
+# spaces and joiners, bidi embeddings, overrides and isolates (a right-to-left override reorders what a unit line
+# shows), the soft hyphen and the byte-order mark (no HTTP client sends a header holding one). A value that reaches a
+# header, a unit line, an env file or a file name holds none of them.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"
+                      "\ufeff\ufff9-\ufffb]")
 # Folders a setting must never name as its own: the collection creates files in it, or removes what is there.
 _SYSTEM_DIRS = frozenset(["/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media", "/mnt",
                           "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/usr/bin",
@@ -149,11 +154,13 @@ def _problem(check):
                     "<ref>), never a branch, tag or HEAD, which move." % (name, shown))
     elif rule == "nonblank":
         if not isinstance(value, str) or not value.strip() or _CONTROL.search(value) or value.strip() != value:
-            return "%s=%s must be a non-blank string with no line break and no spaces around it." % (name, shown)
+            return ("%s=%s must be a non-blank string with no spaces around it, and no line break, control or invisible "
+                    "character (zero-width, bidi, byte-order mark) in it." % (name, shown))
     elif rule == "single_line":
         if isinstance(value, bool) or not isinstance(value, (str, int, float)) or _CONTROL.search(str(value)):
             return ("%s=%s must be one line of text: a line break or control character in it would start a new line "
-                    "in the file it is written to." % (name, shown))
+                    "in the file it is written to, and an invisible one (zero-width, bidi, byte-order mark) would hide "
+                    "what it says." % (name, shown))
     elif rule == "unix_name":
         if not isinstance(value, str) or not _UNIX_NAME.fullmatch(value):
             return ("%s=%s is not a user or group name useradd accepts: a lower-case letter or _, then up to 31 "

@@ -17,6 +17,10 @@ description:
   - "Runs before any role's argument spec: an argument spec's own refusal prints the role's whole spec with it
     and says nothing of the cause (C(serve_port:) with nothing after it is null in YAML; C(-e key=value) always
     gives a string, so a mapping or a list given that way stays text; C(no) unquoted is a boolean)."
+  - Every string a setting holds (in lists and mappings too, keys included) is refused when it holds an invisible
+    or control character (zero-width spaces and joiners, bidi embeddings, overrides and isolates, the byte-order
+    mark, C0 and C1 controls other than tab and line breaks): such a value reaches a header, a unit line, an env
+    file or a file name unseen. Line breaks are left to each setting's own rule.
   - A whole number is digits only, with an optional sign (ASCII, all of the value); a number is a decimal in
     ASCII. Booleans are Ansible's (C(true), C(yes), C(on), C(1) and their opposites). Values of C(no_log) options
     and of names that hold secrets are never shown.
@@ -54,6 +58,7 @@ _value:
 
 import json
 import re
+import unicodedata
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
@@ -128,6 +133,35 @@ def _scalar_problem(kind, value):
     return None
 
 
+# Invisible and control characters no setting may hold (line breaks and tabs are each setting's rule's to judge).
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+                        "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]")
+
+
+def _strings(value, path):
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key, "%s (a key)" % path)
+            yield from _strings(item, "%s[%s]" % (path, json.dumps(key, default=str)))
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _strings(item, "%s[%d]" % (path, i))
+
+
+def _invisible(name, value):
+    for path, text in _strings(value, name):
+        found = _INVISIBLE.search(text)
+        if found:
+            char = found.group()
+            return ["%s holds U+%04X %s at character %d: an invisible or control character reaches a header, a unit "
+                    "line or a file unseen (a byte-order mark or a zero-width space pasted with a key, a bidi "
+                    "override). Type the value again, or remove the character." % (
+                        path, ord(char), unicodedata.name(char, "(a control character)"), found.start() + 1)]
+    return []
+
+
 def _problems(name, option, value):
     kind = option.get("type", "str")
     secret = bool(option.get("no_log")) or bool(_SECRET.search(name))
@@ -184,7 +218,7 @@ def setting_types(roles, values=None):
     out = []
     for name in sorted(values):
         if name in options:
-            out.extend(_problems(name, options[name], values[name]))
+            out.extend(_problems(name, options[name], values[name]) or _invisible(name, values[name]))
     return out
 
 

@@ -140,6 +140,11 @@ SITE = {
     "service-unset-key": ({"service_extra_unit_lines": ["UnsetEnvironment=VLLM_API_KEY"]},
                           ["service_extra_unit_lines was removed", "drop-in you own"]),
     "service-nice-40": ({"service_nice": 40}, ["service_nice=40", "-20"]),
+    # invisible characters, in any setting: refused before anything, naming the character and never the value
+    "serve-key-zero-width": ({"serve_api_key": "table-test-key\u200b"}, ["serve_api_key holds U+200B ZERO WIDTH SPACE"]),
+    "model-token-bom": ({"model_hf_token": "\ufeffhf_table"}, ["model_hf_token holds U+FEFF"]),
+    "serve-name-rtl-override": ({"serve_served_model_name": "glm53\u202eflash"},
+                                ["serve_served_model_name holds U+202E RIGHT-TO-LEFT OVERRIDE"]),
     "service-nofile-100": ({"service_limit_nofile": 100}, ["service_limit_nofile=100 is below 1024"]),
     "service-nofile-huge": ({"service_limit_nofile": 10 ** 9}, ["service_limit_nofile=1000000000"]),
     "service-memlock-unlimited": ({"service_limit_memlock": "unlimited"}, ["service_limit_memlock"]),

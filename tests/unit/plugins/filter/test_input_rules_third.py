@@ -65,6 +65,25 @@ def test_only_secrets_are_hidden():
     assert "hf_abc" not in msg and "(hidden)" in msg
 
 
+@pytest.mark.parametrize("role, name, value, where, code", [
+    ("serve", "serve_api_key", "k3y\u200b", "serve_api_key", "U+200B ZERO WIDTH SPACE at character 4"),
+    ("model", "model_hf_token", "\ufeffhf_abc", "model_hf_token", "U+FEFF ZERO WIDTH NO-BREAK SPACE at character 1"),
+    ("serve", "serve_served_model_name", "glm\u202e53", "serve_served_model_name", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+    ("service", "service_environment", {"NCCL_DEBUG": "WARN\x1b[0m"}, 'service_environment["NCCL_DEBUG"]', "U+001B"),
+    ("service", "service_environment", {"A\u2066": "1"}, "service_environment (a key)", "U+2066"),
+    ("venv", "venv_packages", ["packaging", "pyyaml\u00ad"], "venv_packages[1]", "U+00AD SOFT HYPHEN"),
+])
+def test_invisible_and_control_characters_are_refused_in_any_string(role, name, value, where, code):
+    (msg,) = setting_types([role], {name: value})
+    assert msg.startswith(where + " holds ") and code in msg, msg
+    assert "k3y" not in msg and "hf_abc" not in msg  # the value is never repeated
+
+
+def test_letters_of_any_script_and_line_breaks_are_left_to_the_rules():
+    assert setting_types(["serve"], {"serve_served_model_name": "智谱-GLM-5.3-Flash"}) == []
+    assert setting_types(["service"], {"service_environment": {"NOTE": "a\tb"}}) == []
+
+
 def test_bad_role_names_are_refused():
     for roles in ("serve", ["../etc"], ["no_such_role"]):
         with pytest.raises(AnsibleFilterError):
