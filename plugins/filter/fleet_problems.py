@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# Copyright: glm53.serving contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+name: fleet_problems
+short_description: Check the serving fleet as a whole, before anything changes
+version_added: "0.3.0"
+description:
+  - Takes the hosts a run targets (the matches of C(rollout_hosts), default C(glm53_serving)), the host pattern, the
+    inventory's groups and C(hostvars), and returns the problems no single host's checks can see.
+  - A pattern that matches no host (a misspelt group, a misspelt C(-e rollout_hosts)) would make the run change
+    nothing and pass; the message names the inventory's groups closest to it.
+  - The hosts of one pool must agree on what they serve and build, each value as the inventory sets it (a value
+    left to the role's default agrees with the others that leave it so) - the served name, the fork's repository,
+    version and minimum commit, FlashInfer's version, and in the wheel or index build modes the builder host,
+    which must be one of the run's hosts.
+positional: _input, pattern, groups, hostvars
+options:
+  _input:
+    description: The host names the pattern matches.
+    type: list
+    elements: str
+    required: true
+  pattern:
+    description: The host pattern, as given (for the message).
+    type: str
+    required: true
+  groups:
+    description: The inventory's groups (the magic variable C(groups)).
+    type: dict
+    required: true
+  hostvars:
+    description: The magic variable C(hostvars).
+    type: dict
+    required: true
+author:
+  - glm53.serving contributors (@glm53)
+"""
+
+EXAMPLES = r"""
+- name: Refuse a fleet that is not one
+  ansible.builtin.assert:
+    that: __problems | length == 0
+    fail_msg: "{{ __problems | join(' ') }}"
+  vars:
+    __pattern: "{{ rollout_hosts | default('glm53_serving') }}"
+    __problems: >-
+      {{ query('ansible.builtin.inventory_hostnames', __pattern)
+         | glm53.serving.fleet_problems(__pattern, groups, hostvars) }}
+"""
+
+RETURN = r"""
+_value:
+  description: One message per problem; empty when the fleet is one.
+  type: list
+  elements: str
+"""
+
+import difflib
+
+from ansible.errors import AnsibleFilterError
+
+# Values every host of a pool must share, as the inventory sets them.
+AGREE = ("serve_served_model_name", "vllm_fork_repo_url", "vllm_fork_version", "vllm_fork_minimum_commit",
+         "flashinfer_repo_url", "flashinfer_version")
+BUILDERS = (("vllm_fork_build_mode", "vllm_fork_builder_host"), ("flashinfer_build_mode", "flashinfer_builder_host"))
+_UNSET = "(the role's default)"
+
+
+def _get(hvars, name):
+    try:
+        value = hvars.get(name)
+    except Exception:  # a templating error in someone's value is reported by the roles' own checks
+        return None
+    return value
+
+
+def _disagree(hosts, hostvars, name):
+    values = {}
+    for host in hosts:
+        value = _get(hostvars[host], name)
+        values.setdefault(_UNSET if value is None else str(value), []).append(host)
+    if len(values) < 2:
+        return None
+    parts = ["%s on %s%s" % (value, ", ".join(sorted(h)[:3]), " and %d more" % (len(h) - 3) if len(h) > 3 else "")
+             for value, h in sorted(values.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+    return ("The hosts of one pool disagree on %s: %s. They serve one model from one build: set it once for the "
+            "group (group_vars), or run the hosts that differ as a pool of their own." % (name, "; ".join(parts)))
+
+
+def fleet_problems(hosts, pattern, groups, hostvars):
+    if not isinstance(hosts, list) or not isinstance(pattern, str):
+        raise AnsibleFilterError("fleet_problems expects the matched host names and the pattern")
+    names = sorted(g for g in (groups or {}) if g not in ("all", "ungrouped"))
+    if not hosts:
+        close = difflib.get_close_matches(pattern, names, n=3, cutoff=0.8)
+        return ["The hosts to run on, %r (rollout_hosts, default glm53_serving), match no host of the inventory: the "
+                "run would change nothing and pass.%s The inventory's groups: %s. Put your serving hosts in "
+                "glm53_serving, or give their group with -e rollout_hosts=GROUP." % (
+                    pattern, (" Did you mean %s?" % " or ".join(close)) if close else "", ", ".join(names) or "none")]
+    out = [msg for msg in (_disagree(hosts, hostvars, name) for name in AGREE) if msg]
+    for mode_name, builder_name in BUILDERS:
+        modes = set(str(_get(hostvars[h], mode_name) or "local") for h in hosts)
+        if not modes & {"wheel", "index"}:
+            continue
+        msg = _disagree(hosts, hostvars, builder_name)
+        if msg:
+            out.append(msg)
+            continue
+        builder = _get(hostvars[hosts[0]], builder_name)
+        if builder is not None and str(builder) not in hosts:
+            out.append("%s=%s is not one of the hosts of this run (%s): in the %s build mode it builds once for "
+                       "all of them, and the others would wait for a build that never comes, after hours. Name one "
+                       "of the run's hosts, or leave it to its default (the first)." % (
+                           builder_name, builder, ", ".join(hosts[:5]) + (" ..." if len(hosts) > 5 else ""),
+                           "/".join(sorted(modes & {"wheel", "index"}))))
+    return out
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"fleet_problems": fleet_problems}

@@ -1,0 +1,57 @@
+"""The fleet checked as a whole, once, before anything changes (playbooks/validate.yml's first play, on the
+controller): a host pattern that matches nothing fails instead of passing having done nothing, hosts of one pool
+that disagree on the served name or a builder outside the run are refused, and a group_vars file named after no
+group is reported."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+from testlib import COLLECTIONS_ROOT, REPO
+from test_bad_settings import base
+
+
+def validate(tmp_path, hosts, extra=None, group_vars=None):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    inventory = tmp_path / "inventory"
+    (inventory / "group_vars").mkdir(parents=True)
+    for name, values in (group_vars or {}).items():
+        (inventory / "group_vars" / name).write_text(json.dumps(values))
+    (inventory / "hosts.yml").write_text(json.dumps({"all": {"vars": base(scratch), "children": {
+        "glm53_serving": {"hosts": hosts}}}}))
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
+    return subprocess.run(["ansible-playbook", "-i", str(inventory), os.path.join(REPO, "playbooks", "validate.yml"),
+                           "-e", json.dumps(dict({"glm53_validate_stop_all": True}, **(extra or {})))],
+                          capture_output=True, text=True, env=env, timeout=600, check=False), scratch
+
+
+def test_a_pattern_that_matches_nothing_fails_naming_the_group(tmp_path):
+    proc, scratch = validate(tmp_path, {"a": {}}, {"rollout_hosts": "glm53_servng"})
+    assert proc.returncode != 0, proc.stdout[-2000:]
+    assert "'glm53_servng' (rollout_hosts, default glm53_serving), match no host" in proc.stdout
+    assert "Did you mean glm53_serving?" in proc.stdout and list(scratch.iterdir()) == []
+
+
+def test_one_pool_serving_two_names_is_refused_before_any_host_play(tmp_path):
+    proc, _scratch = validate(tmp_path, {"a": {}, "b": {}, "c": {"serve_served_model_name": "other"}})
+    assert proc.returncode != 0
+    assert "disagree on serve_served_model_name: (the role's default) on a, b; other on c" in proc.stdout
+    assert "PLAY [Refuse bad settings before anything changes]" not in proc.stdout
+
+
+def test_a_builder_outside_the_run_and_an_unused_group_vars_file(tmp_path):
+    wheel = {"vllm_fork_build_mode": "wheel", "vllm_fork_builder_host": "builder9"}
+    proc, _scratch = validate(tmp_path, {"a": dict(wheel), "b": dict(wheel)},
+                              group_vars={"glm53_servng.yml": {"serve_port": 8001}})
+    assert proc.returncode != 0
+    assert "vllm_fork_builder_host=builder9 is not one of the hosts of this run (a, b)" in proc.stdout
+    assert "group_vars/glm53_servng.yml name no group of the inventory" in proc.stdout, proc.stdout[-3000:]
+
+
+def test_a_run_that_shows_every_host_lists_the_disagreement_and_goes_on(tmp_path):
+    proc, _scratch = validate(tmp_path, {"a": {}, "b": {"serve_served_model_name": "other"}},
+                              {"glm53_validate_stop_all": False})
+    assert "disagree on serve_served_model_name" in proc.stdout
+    assert "PLAY [Refuse bad settings before anything changes]" in proc.stdout
