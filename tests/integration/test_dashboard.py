@@ -28,9 +28,11 @@ import pytest
 from testlib import COLLECTIONS_ROOT, REPO, StandIn, free_port
 
 PROMETHEUS = shutil.which("prometheus")
+ALERTMANAGER = shutil.which("prometheus-alertmanager")
 NODE_EXPORTER = shutil.which("prometheus-node-exporter")
-if PROMETHEUS is None or NODE_EXPORTER is None:  # pragma: no cover - hack/lib.sh installs both
-    raise RuntimeError("prometheus and prometheus-node-exporter are needed (make test installs Debian's packages)")
+if PROMETHEUS is None or NODE_EXPORTER is None or ALERTMANAGER is None:  # pragma: no cover - hack/lib.sh installs them
+    raise RuntimeError("prometheus, prometheus-node-exporter and prometheus-alertmanager are needed (make test installs "
+                       "Debian's packages)")
 DASHBOARD = os.path.join(REPO, "roles", "monitoring", "files", "glm53-fleet-dashboard.json")
 PLAYBOOK = os.path.join(REPO, "tests", "integration", "monitoring", "playbook.yml")
 HOSTS = ("gpu-a", "gpu-b")
@@ -67,18 +69,28 @@ def panel_queries():
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory, request):
     tmp = tmp_path_factory.mktemp("dashboard")
-    # the role's rules, rendered and checked by promtool as a real run does
+    procs = []
+    request.addfinalizer(lambda: [p.terminate() for p in procs])
+    # a real Alertmanager, which the role's prometheus.yml sends the alerts to (monitoring_alertmanagers)
+    am_port = free_port()
+    (tmp / "alertmanager.yml").write_text("route: {receiver: none}\nreceivers: [{name: none}]\n")
+    procs.append(subprocess.Popen([ALERTMANAGER, "--config.file=%s" % (tmp / "alertmanager.yml"),
+                                   "--storage.path=%s" % (tmp / "am"), "--web.listen-address=127.0.0.1:%d" % am_port,
+                                   "--cluster.listen-address="],
+                                  stdout=open(tmp / "alertmanager.log", "w"), stderr=subprocess.STDOUT))
+    # the role's rules and configuration, rendered and checked by promtool as a real run does
     inv = tmp / "hosts"
     inv.write_text("[glm53_serving]\n%s\n[monitoring]\nlocalhost ansible_connection=local\n" % "\n".join(HOSTS))
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
     extra = {"ansible_python_interpreter": sys.executable, "monitoring_dir": str(tmp / "rules"),
              "monitoring_require_promtool": True, "monitoring_promtool": shutil.which("promtool"),
-             "monitoring_grafana_dashboards_dir": str(tmp / "grafana")}
+             "monitoring_grafana_dashboards_dir": str(tmp / "grafana"),
+             "monitoring_alertmanagers": ["127.0.0.1:%d" % am_port]}
     role = subprocess.run(["ansible-playbook", "-i", str(inv), PLAYBOOK, "-e", json.dumps(extra)],
                           capture_output=True, text=True, env=env, timeout=300, check=False)
     assert role.returncode == 0, role.stdout[-3000:]
-    procs = []
-    request.addfinalizer(lambda: [p.terminate() for p in procs])
+    import yaml
+    rendered = yaml.safe_load((tmp / "rules" / "prometheus.yml").read_text())
     scrape = {"vllm-glm53": [], "vllm-glm53-node": []}
     engines = []
     for host in HOSTS:
@@ -106,6 +118,7 @@ def prometheus(tmp_path_factory, request):
         engine.wait_ready()
     config = {"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
               "rule_files": [str(tmp / "rules" / "glm53-alerts.yml"), str(tmp / "rules" / "glm53-recording.yml")],
+              "alerting": rendered["alerting"],  # as the role wrote it
               "scrape_configs": [{"job_name": job, "static_configs": [
                   {"targets": [target], "labels": {"host": host}} for host, target in targets]}
                   for job, targets in scrape.items()]}
@@ -131,7 +144,7 @@ def prometheus(tmp_path_factory, request):
             status, _body = engine.chat("Hello, who are you?", max_tokens=64)
             assert status == 200
         time.sleep(1.5)
-    return url, tmp
+    return url, tmp, am_port
 
 
 def test_the_checked_in_dashboard_is_what_the_generator_builds():
@@ -141,14 +154,14 @@ def test_the_checked_in_dashboard_is_what_the_generator_builds():
 
 
 def test_the_role_provisions_the_dashboard_file(prometheus):
-    _url, tmp = prometheus
+    _url, tmp, _am = prometheus
     with open(DASHBOARD) as f:
         assert (tmp / "grafana" / "glm53-fleet-dashboard.json").read_text() == f.read()
 
 
 @pytest.mark.figures
 def test_every_panel_query_returns_data_on_a_real_prometheus(prometheus):
-    url, _tmp = prometheus
+    url, _tmp, _am = prometheus
     pending = dict(((title, expr), 0) for title, expr in panel_queries())
     assert len(pending) >= 14
     deadline = time.monotonic() + 30  # the recording rules run every second; a 5m rate needs two samples
@@ -165,9 +178,33 @@ def test_every_panel_query_returns_data_on_a_real_prometheus(prometheus):
 
 
 def test_the_verdicts_reach_prometheus_and_the_failing_one_alerts(prometheus):
-    url, _tmp = prometheus
+    url, _tmp, _am = prometheus
     verdicts = {r["metric"]["host"]: r["value"][1] for r in query(url, 'glm53_probe_verdict{probe="all"}')}
     assert verdicts == {"gpu-a": "1", "gpu-b": "0"}
     assert query(url, "glm53_fleet:probe_verdict:pass_ratio")[0]["value"][1] == "0.5"
     alerts = query(url, 'ALERTS{alertname="GLM53ProbeFailing"}')
     assert [a["metric"]["host"] for a in alerts] == ["gpu-b"]
+
+
+def test_the_failing_verdicts_alert_arrives_in_a_real_alertmanager(prometheus):
+    """prometheus.yml's alerting block as the role renders it (monitoring_alertmanagers): Prometheus evaluates the
+    rule against node_exporter's verdicts and sends the firing alert; Alertmanager's own API shows it."""
+    _url, tmp, am_port = prometheus
+    targets = yaml_load(tmp / "rules" / "prometheus.yml")["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"]
+    assert targets == ["127.0.0.1:%d" % am_port]
+    deadline = time.monotonic() + 60
+    got = []
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen("http://127.0.0.1:%d/api/v2/alerts" % am_port, timeout=5) as resp:
+            got = [a for a in json.load(resp) if a["labels"].get("alertname") == "GLM53ProbeFailing"]
+        if got:
+            break
+        time.sleep(1)
+    assert [a["labels"]["host"] for a in got] == ["gpu-b"], (tmp / "alertmanager.log").read_text()[-2000:]
+    assert got[0]["status"]["state"] == "active" and got[0]["labels"]["severity"] == "critical"
+    print("GLM53ProbeFailing for gpu-b arrived in Alertmanager (%s)" % got[0]["startsAt"])
+
+
+def yaml_load(path):
+    import yaml
+    return yaml.safe_load(path.read_text())

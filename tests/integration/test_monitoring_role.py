@@ -62,6 +62,19 @@ def test_rendered_files_pass_promtool_and_a_rerun_changes_nothing(rendered):
     config = (out / "prometheus.yml").read_text()
     for target in ('"10.0.0.11:8000"', '"10.0.0.12:8001"', '"http://10.0.0.13:8000/health"', '"10.0.0.13:9100"'):
         assert target in config
+    # no Alertmanager in this inventory: no alerting block, and the run says the alerts go nowhere
+    assert "alerting:" not in config and "No Alertmanager: prometheus.yml has no alerting block" in first.stdout
+
+
+def test_the_alerts_go_to_the_alertmanagers_of_the_inventory_group_and_the_list(tmp_path):
+    inv = INVENTORY + "\n[glm53_alertmanager]\nam-1 ansible_host=10.0.0.21\nam-2\n"
+    proc = run_role(tmp_path, inventory=inv, monitoring_alertmanagers=["am.example:9093"])
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    config = (tmp_path / "prometheus" / "prometheus.yml").read_text()
+    assert 'targets: ["am.example:9093", "10.0.0.21:9093", "am-2:9093"]' in config, config[:1500]
+    assert "No Alertmanager" not in proc.stdout
+    bad = run_role(tmp_path / "bad", monitoring_alertmanagers=["http://am:9093"])
+    assert bad.returncode != 0 and "monitoring_alertmanagers[0]" in bad.stdout and "host:port" in bad.stdout
 
 
 ALERT_TESTS = """
@@ -283,7 +296,7 @@ def test_every_alert_links_to_its_runbook_section(rendered):
 
 
 @pytest.mark.parametrize("overrides,variable", [
-    ({"monitoring_kv_cache_usage_threshold": 1.5}, "monitoring_kv_cache_usage_threshold=1.5 must be a fraction"),
+    ({"monitoring_kv_cache_usage_threshold": 1.5}, "monitoring_kv_cache_usage_threshold=1.5 must be a number from 0.5 to 0.99"),
     ({"monitoring_targets_group": "nobody"}, r'monitoring_targets_group=\"nobody\" is not an inventory group'),
     ({"monitoring_queue_for": "ten minutes"}, r'monitoring_queue_for=\"ten minutes\" must be a Prometheus duration'),
     ({"monitoring_promtool": "/nonexistent/promtool"}, "monitoring_require_promtool is set and /nonexistent/promtool"),
