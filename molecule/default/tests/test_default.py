@@ -197,7 +197,7 @@ def test_a_frozen_engine_is_healed_and_a_loading_one_never_restarted(host):
     heal, loading, wd = r["heal"], r["loading"], r["watchdog"]
     record = json.loads(heal["record"])
     print("frozen engine: heal.yml from the freeze to its end %.1f s (record: %s s from the survey's start to "
-          "re-admission; deadline 5 s + drain + stop + relaunch + 3 s load + probes); steps %s"
+          "re-admission; deadline 5 s + drain + stop + relaunch + 3 s load + probes without the needle); steps %s"
           % (float(heal["seconds"]), record.get("seconds"), record.get("steps")))
     assert int(heal["rc"]) == 0, heal["output"]
     assert int(heal["pid_after"]) != int(heal["pid_before"]) and heal["active_after"] == "active", heal
