@@ -290,7 +290,8 @@ SITE = {
     "commit-trailing-newline": ({"vllm_fork_minimum_commit": "f2935ce322\n"}, ["vllm_fork_minimum_commit=", "is not a commit"]),
     "served-name-newline": ({"serve_served_model_name": "glm53-flash\n"}, ["serve_served_model_name="]),
     "service-name-newline": ({"service_name": "vllm-glm53\n"}, ["service_name="]),
-    "script-path-control": ({"serve_script_path": "/opt/glm53/bin/serve\x1b.sh"}, ["serve_script_path=", "control character"]),
+    "script-path-control": ({"serve_script_path": "/opt/glm53/bin/serve\x1b.sh"}, ["serve_script_path holds U+001B",
+                                                                                   "control character"]),
     # TLS files parsed on the controller before any change (@PKI@: made by tests/helpers/make_tls.py at run time)
     "tls-cert-not-pem": ({"serve_ssl_certfile_src": "/etc/hostname", "serve_ssl_keyfile_src": "@PKI@/server.key"},
                          ["serve_ssl_certfile_src=/etc/hostname is not a PEM certificate"]),
