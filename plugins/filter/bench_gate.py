@@ -77,6 +77,8 @@ _value:
       elements: str
 """
 
+import math
+
 from ansible.errors import AnsibleFilterError
 
 UNITS = {"output_throughput": "tok/s", "total_token_throughput": "tok/s", "request_throughput": "req/s"}
@@ -108,8 +110,7 @@ def bench_gate(new, baseline, limits, new_runs=None, baseline_runs=None):
             int(new["failed"]), int(baseline.get("failed") or 0)))
     for name in sorted(limits):
         limit = limits[name]
-        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit != limit or limit < 0 \
-                or limit == float("inf"):
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit) or limit < 0:
             raise AnsibleFilterError("bench_gate: the limit for %s must be a finite percentage >= 0, got %r" % (
                 name, limit))
         higher_is_better = name.endswith("_throughput")

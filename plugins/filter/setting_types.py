@@ -19,8 +19,8 @@ description:
     gives a string, so a mapping or a list given that way stays text; C(no) unquoted is a boolean)."
   - Every string a setting holds (in lists and mappings too, keys included) is refused when it holds an invisible
     or control character (zero-width spaces and joiners, bidi embeddings, overrides and isolates, the byte-order
-    mark, C0 and C1 controls other than tab and line breaks): such a value reaches a header, a unit line, an env
-    file or a file name unseen. Line breaks are left to each setting's own rule.
+    mark, C0 and C1 controls other than tab and line breaks), since such a value reaches a header, a unit line, an
+    env file or a file name unseen. Line breaks are left to each setting's own rule.
   - A whole number is digits only, with an optional sign (ASCII, all of the value); a number is a decimal in
     ASCII. Booleans are Ansible's (C(true), C(yes), C(on), C(1) and their opposites). Values of C(no_log) options
     and of names that hold secrets are never shown.
