@@ -23,7 +23,7 @@ description:
 positional: _input, baseline, limits
 options:
   _input:
-    description: The new release's figures (the module's RV(figures), medians over its runs).
+    description: The new release's figures (the module's C(figures), medians over its runs).
     type: dict
     required: true
   baseline:
@@ -35,7 +35,7 @@ options:
     type: dict
     required: true
   new_runs:
-    description: The new release's runs (the module's RV(runs)).
+    description: The new release's runs (the module's C(runs)).
     type: list
     elements: dict
     default: []

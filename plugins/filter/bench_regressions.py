@@ -17,7 +17,7 @@ description:
     An empty list means the new release is as fast, within the limits.
   - Failed requests in the new release's run are a regression whatever the limits say.
   - With O(new_runs) and O(baseline_runs), a difference inside the figure's measured run-to-run spread is noise, not
-    a regression (the message of a regression names the noise). The M(glm53.serving.bench_gate) filter returns
+    a regression (the message of a regression names the noise). The P(glm53.serving.bench_gate#filter) filter returns
     each figure's decision, for the record.
 positional: _input
 options:
@@ -35,7 +35,7 @@ options:
     required: true
   new_runs:
     description:
-      - The new release's runs (the module's RV(runs)). With two or more runs on either side, a figure's noise is
+      - The new release's runs (the module's C(runs)). With two or more runs on either side, a figure's noise is
         its spread over the runs, (largest - smallest) / median in percent, the larger of the two sides; a figure
         regresses only when it is worse by more than its limit and by more than that noise.
     type: list
