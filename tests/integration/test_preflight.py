@@ -91,7 +91,7 @@ BAD_HOSTS = {
     "full_disk": ({"preflight_disk_requirements": [{"path": "/var/tmp/glm53-weights", "min_free_gib": 10**7,
                                                    "purpose": "weights"}]},
                   ["/var/tmp/glm53-weights (weights)", "preflight_disk_requirements asks for 10000000 GiB"]),
-    "small_memory": ({"preflight_min_memory_gib": 10**5}, ["preflight_min_memory_gib is 100000", "OOM-killed"]),
+    "small_memory": ({"preflight_min_memory_gib": 60000}, ["preflight_min_memory_gib is 60000", "OOM-killed"]),
     "no_python": ({"preflight_python_interpreter": "python3.10-not-installed"},
                   ["preflight_python_interpreter=python3.10-not-installed cannot build a venv"]),
     "wrong_python": ({"preflight_python_version": "3.10" if sys.version_info[:2] != (3, 10) else "3.9"},
