@@ -334,7 +334,7 @@ def main():
             try:
                 bare.get("/v1/models")
             except ProbeHTTPError as exc:
-                if exc.status == 401:
+                if exc.status in (401, 403):  # vLLM answers 401; a proxy in front of it may say 403
                     continue
                 layers["auth"] = "failed"
                 fail("key_not_enforced: /v1/models with %s answered HTTP %s, not 401." % (label, exc.status))
