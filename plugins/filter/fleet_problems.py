@@ -64,19 +64,13 @@ import difflib
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.glm53.serving.plugins.filter.shared_machine_problems import _get
+
 # Values every host of a pool must share, as the inventory sets them.
 AGREE = ("serve_served_model_name", "vllm_fork_repo_url", "vllm_fork_version", "vllm_fork_minimum_commit",
          "flashinfer_repo_url", "flashinfer_version")
 BUILDERS = (("vllm_fork_build_mode", "vllm_fork_builder_host"), ("flashinfer_build_mode", "flashinfer_builder_host"))
 _UNSET = "(the role's default)"
-
-
-def _get(hvars, name):
-    try:
-        value = hvars.get(name)
-    except Exception:  # a templating error in someone's value is reported by the roles' own checks
-        return None
-    return value
 
 
 def _disagree(hosts, hostvars, name):

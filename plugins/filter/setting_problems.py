@@ -78,8 +78,10 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # spaces and joiners, bidi embeddings, overrides and isolates (a right-to-left override reorders what a unit line
 # shows), the soft hyphen and the byte-order mark (no HTTP client sends a header holding one). A value that reaches a
 # header, a unit line, an env file or a file name holds none of them.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"
-                      "\ufeff\ufff9-\ufffb]")
+# The invisible format characters (setting_types refuses them in every setting's strings; the rules here, with
+# every control character, in the values they check).
+INVISIBLE_CHARS = "\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f%s]" % INVISIBLE_CHARS)
 # Folders a setting must never name as its own: the collection creates files in it, or removes what is there.
 _SYSTEM_DIRS = frozenset(["/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media", "/mnt",
                           "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/usr/bin",

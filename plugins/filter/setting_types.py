@@ -63,6 +63,7 @@ import unicodedata
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
 
+from ansible_collections.glm53.serving.plugins.filter.setting_problems import INVISIBLE_CHARS
 from ansible_collections.glm53.serving.plugins.module_utils._role_specs import SpecError, role_options
 
 _INT = re.compile(r"[+-]?[0-9]+\Z")
@@ -134,8 +135,7 @@ def _scalar_problem(kind, value):
 
 
 # Invisible and control characters no setting may hold (line breaks and tabs are each setting's rule's to judge).
-_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
-                        "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]")
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f%s]" % INVISIBLE_CHARS)
 
 
 def _strings(value, path):
