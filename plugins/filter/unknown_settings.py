@@ -75,6 +75,27 @@ REMOVED = {
         "collection never writes or removes."),
 }
 
+# Second names of one value, removed: each role reads the owner's name (one name per value). A user who set the old
+# name is told the owner's, not silently ignored.
+RENAMED = {
+    "service_user": "venv_service_user", "service_group": "venv_service_group", "service_port": "serve_port",
+    "service_script_path": "serve_script_path", "service_env_file": "serve_env_file",
+    "service_api_key": "serve_api_key", "service_served_model_name": "serve_served_model_name",
+    "service_max_model_len": "serve_max_model_len", "service_watchdog_textfile_dir": "probes_textfile_dir",
+    "heal_textfile_dir": "probes_textfile_dir", "preflight_tensor_parallel_size": "serve_tensor_parallel_size",
+    "preflight_service_user": "venv_service_user", "preflight_service_name": "service_name",
+    "preflight_python_interpreter": "venv_python", "preflight_serve_port": "serve_port",
+    "probes_api_key": "serve_api_key", "probes_served_model_name": "serve_served_model_name",
+    "probes_max_model_len": "serve_max_model_len", "probes_service_manager": "service_mode",
+    "probes_service_name": "service_name", "rollout_releases_dir": "venv_releases_dir",
+    "serve_model_path": "model_path", "serve_service_user": "venv_service_user", "serve_service_name": "service_name",
+    "serve_gpu_compute_capability": "preflight_gpu_compute_capability", "flashinfer_service_user": "venv_service_user",
+    "probes_bench_tokenizer": "model_path",
+}
+for _old, _new in RENAMED.items():
+    REMOVED[_old] = ("%s was another name for %s and was removed (one name per value): set %s instead; every role "
+                     "reads it." % (_old, _new, _new))
+
 
 def _task_results(tasks, out):
     for task in tasks if isinstance(tasks, list) else []:

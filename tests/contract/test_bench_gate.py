@@ -62,9 +62,9 @@ def gate(tmp_path_factory, request):
     canaries = {"canary-slow": servers["slow"].url, "canary-same": servers["same"].url}
     (tmp / "hosts.yml").write_text(json.dumps({"all": {"children": {"canaries": {"hosts": {
         host: {"new_url": url, "probes_evidence_dir": str(tmp / ("ev-" + host))} for host, url in canaries.items()}}}}}))
-    extra = {"ansible_python_interpreter": sys.executable, "probes_service_manager": "none",
+    extra = {"ansible_python_interpreter": sys.executable, "service_mode": "none",
              "probes_needle_targets": [20000], "probes_needle_depths": [50], "probes_textfile_dir": "",
-             "probes_report_dir": str(tmp / "report"), "probes_bench_tokenizer": str(model),
+             "probes_report_dir": str(tmp / "report"), "model_path": str(model),
              "probes_bench_dir": str(tmp / "bench"), "releases_dir": str(releases), "old_url": servers["old"].url,
              "out_dir": str(tmp / "out"), **LOAD}
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}

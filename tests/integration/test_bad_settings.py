@@ -97,8 +97,8 @@ SITE = {
     "serve-key-newline": ({"serve_api_key": "abc\ndef"}, ["serve_api_key=(hidden)", "line break"]),
     "serve-relative-script": ({"serve_script_path": "bin/serve.sh"}, ["serve_script_path=\"bin/serve.sh\"", "absolute"]),
     "serve-relative-env": ({"serve_env_file": "vllm.env"}, ["serve_env_file=\"vllm.env\""]),
-    "serve-relative-model": ({"serve_model_path": "models/GLM"}, ["serve_model_path=\"models/GLM\""]),
-    "serve-dotdot-model": ({"serve_model_path": "/srv/../etc"}, ["serve_model_path=\"/srv/../etc\""]),
+    "serve-relative-model": ({"model_path": "models/GLM"}, ["model_path=\"models/GLM\""]),
+    "serve-dotdot-model": ({"model_path": "/srv/../etc"}, ["model_path=\"/srv/../etc\""]),
     "serve-relative-venv": ({"serve_venv_path": "venv"}, ["serve_venv_path=\"venv\""]),
     "serve-name-space": ({"serve_served_model_name": "glm53 flash"}, ["serve_served_model_name"]),
     # serve: the escape hatch
@@ -117,7 +117,7 @@ SITE = {
     "extra-prefix-caching": ({"serve_extra_args": ["--enable-prefix-caching"]}, ["serve_enable_prefix_caching instead"]),
     "extra-port": ({"serve_extra_args": ["--port", "9000"]}, ["serve_port instead"]),
     "extra-served-name": ({"serve_extra_args": ["--served-model-name", "other"]}, ["serve_served_model_name instead"]),
-    "extra-model": ({"serve_extra_args": ["--model", "/other"]}, ["serve_model_path instead"]),
+    "extra-model": ({"serve_extra_args": ["--model", "/other"]}, ["model_path instead"]),
     "extra-reasoning": ({"serve_extra_args": ["--reasoning-parser", "deepseek_r1"]}, ["serve_reasoning_parser instead"]),
     "extra-hf-overrides": ({"serve_extra_args": ["--hf-overrides", "{}"]}, ["serve_hf_overrides instead"]),
     # service
@@ -155,7 +155,8 @@ SITE = {
     "service-mode-docker": ({"service_mode": "docker"}, ["service_mode"]),
     "service-relative-log": ({"service_log_dir": "logs"}, ["service_log_dir=\"logs\""]),
     "service-url-no-scheme": ({"service_health_url": "localhost:8000"}, ["service_health_url=\"localhost:8000\""]),
-    "service-port-99999": ({"service_port": 99999}, ["service_port=99999"]),
+    # a second name for one value, removed: refused with the owner's name, never ignored
+    "service-port-old-name": ({"service_port": 8001}, ["service_port was another name for serve_port", "set serve_port instead"]),
     # probes
     "probes-chat-512": ({"probes_chat_max_tokens": 512}, ["probes_chat_max_tokens=512", "2048"]),
     "probes-no-targets": ({"probes_needle_targets": []}, ["probes_needle_targets=[]"]),
@@ -235,9 +236,9 @@ SITE = {
     "model-workers-0": ({"model_verify_workers": 0}, ["model_verify_workers=0"]),
     "model-blank-token": ({"model_hf_token": "  "}, ["model_hf_token=(hidden)"]),
     # preflight
-    "preflight-tp-0": ({"preflight_tensor_parallel_size": 0}, ["preflight_tensor_parallel_size=0"]),
+    "preflight-tp-old-name": ({"preflight_tensor_parallel_size": 8}, ["preflight_tensor_parallel_size was another name for serve_tensor_parallel_size"]),
     "preflight-release-gib-0": ({"preflight_release_gib": 0}, ["preflight_release_gib=0"]),
-    "preflight-port-0": ({"preflight_serve_port": 0}, ["preflight_serve_port=0"]),
+    "probes-key-old-name": ({"probes_api_key": "other-key"}, ["probes_api_key was another name for serve_api_key"]),
     "preflight-relative-disk": ({"preflight_disk_requirements": [{"path": "models", "min_free_gib": 10}]},
                                 ["preflight_disk_requirements[0]=\"models\""]),
     "preflight-disk-0": ({"preflight_disk_requirements": [{"path": "/srv", "min_free_gib": 0}]},

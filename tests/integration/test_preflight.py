@@ -32,9 +32,9 @@ def case_vars(tmp_path, case="l40s-8x", **overrides):
                                          "purpose": "weights"}],
         "preflight_shm_min_size_mib": 64, "preflight_shm_min_free_mib": 32,
         "preflight_min_memory_gib": 1,
-        "preflight_python_interpreter": sys.executable,
+        "venv_python": sys.executable,
         "preflight_python_version": "%d.%d" % sys.version_info[:2],
-        "preflight_serve_port": _free_port(),
+        "serve_port": _free_port(),
         "preflight_gcc_min_version": "9",
         "ansible_python_interpreter": sys.executable,
         **overrides,
@@ -62,7 +62,7 @@ def _free_port():
 
 def test_good_host_passes_and_records_evidence(tmp_path):
     port = _free_port()
-    proc, evidence, marker = run_preflight(tmp_path, preflight_skip_checks=["build_tools"], preflight_serve_port=port)
+    proc, evidence, marker = run_preflight(tmp_path, preflight_skip_checks=["build_tools"], serve_port=port)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert marker.exists()
     record = json.loads(evidence.read_text())
@@ -74,7 +74,7 @@ def test_good_host_passes_and_records_evidence(tmp_path):
     assert "gpu_compute_capability" in record["passed"] and record["compute_capabilities"] == ["8.9"]
     assert record["gpus"] == ["NVIDIA L40S"] * 8 and record["driver_version"] == "580.159.04"
     # a second run on the same host changes nothing
-    proc, evidence, marker = run_preflight(tmp_path, preflight_skip_checks=["build_tools"], preflight_serve_port=port)
+    proc, evidence, marker = run_preflight(tmp_path, preflight_skip_checks=["build_tools"], serve_port=port)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"localhost\s+:\s+ok=\d+\s+changed=0\s", proc.stdout.split("PLAY RECAP")[1])
     assert json.loads(evidence.read_text()) == record
@@ -82,7 +82,7 @@ def test_good_host_passes_and_records_evidence(tmp_path):
 
 BAD_HOSTS = {
     "h200": ({"case": "h200"}, ["compute capability 9.0", "preflight_gpu_compute_capability", "NVIDIA H200"]),
-    "gpu_missing": ({"case": "l40s-7x"}, ["shows 7 GPU(s)", "preflight_tensor_parallel_size=8"]),
+    "gpu_missing": ({"case": "l40s-7x"}, ["shows 7 GPU(s)", "serve_tensor_parallel_size=8"]),
     "old_driver": ({"case": "l40s-8x-old-driver"}, ["535.183.01", "preflight_driver_min_version=580"]),
     "foreign_gpu_process": ({"case": "l40s-8x-foreign-process"},
                             ["pid 4242", "12034 MiB on GPU 3", "preflight_gpu_allowed_users"]),
@@ -92,8 +92,8 @@ BAD_HOSTS = {
                                                    "purpose": "weights"}]},
                   ["/var/tmp/glm53-weights (weights)", "preflight_disk_requirements asks for 10000000 GiB"]),
     "small_memory": ({"preflight_min_memory_gib": 60000}, ["preflight_min_memory_gib is 60000", "OOM-killed"]),
-    "no_python": ({"preflight_python_interpreter": "python3.10-not-installed"},
-                  ["preflight_python_interpreter=python3.10-not-installed cannot build a venv"]),
+    "no_python": ({"venv_python": "python3.10-not-installed"},
+                  ["venv_python=python3.10-not-installed cannot build a venv"]),
     "wrong_python": ({"preflight_python_version": "3.10" if sys.version_info[:2] != (3, 10) else "3.9"},
                      ["not preflight_python_version="]),
     "missing_tools": ({"preflight_required_commands": ["git", "no-such-compiler"]},
@@ -119,8 +119,8 @@ def bad_hosts(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("bad-hosts")
     listener = held_port()
     cases = dict(BAD_HOSTS)
-    cases["port_held"] = ({"preflight_serve_port": listener.getsockname()[1]},
-                          ["preflight_serve_port=%d is held by pid %d" % (listener.getsockname()[1], os.getpid())])
+    cases["port_held"] = ({"serve_port": listener.getsockname()[1]},
+                          ["serve_port=%d is held by pid %d" % (listener.getsockname()[1], os.getpid())])
     hosts = {}
     for name, (overrides, _words) in cases.items():
         overrides = dict(overrides)

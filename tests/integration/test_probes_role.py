@@ -55,7 +55,7 @@ def report(tmp_path_factory, request):
                          "probes_textfile_dir": ""}}}}))
     (tmp / "textfile-good").mkdir()
     (tmp / "textfile-bad").mkdir()
-    extra = {"ansible_python_interpreter": sys.executable, "probes_service_manager": "none",
+    extra = {"ansible_python_interpreter": sys.executable, "service_mode": "none",
              "probes_needle_targets": [60000], "probes_needle_depths": [10, 50, 90], "probes_bench_label": "current",
              "probes_report_dir": str(tmp / "report"),
              "__glm53_ledger_file": str(tmp / "ledger.json")}  # the host's ledger, here this machine's: kept in tmp

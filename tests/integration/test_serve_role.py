@@ -19,7 +19,7 @@ def test_default_render_is_the_cards_command_flag_by_flag(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:]
     script = (tmp_path / "bin" / "serve.sh").read_text()
     card = open(os.path.join(FIXTURES, "reference-serve.txt")).read()
-    card = card.replace("<model_path>", extra["serve_model_path"]).replace("<port>", str(extra["serve_port"]))
+    card = card.replace("<model_path>", extra["model_path"]).replace("<port>", str(extra["serve_port"]))
     ours, ref = exec_argv(script), exec_argv(card)
     assert os.path.basename(ours[0]) == ref[0] == "vllm"
     assert normalise(ours[1:]) == normalise(ref[1:])

@@ -61,7 +61,7 @@ def run(tmp_path_factory, request):
         host = {"probes_evidence_dir": str(tmp / name / "evidence")}
         if name == "short-context":  # holds a 12000-token needle, not a 40000-token one with its answer budget
             flags[flags.index("--max-model-len") + 1] = str(SHORT)
-            host.update(probes_max_model_len=SHORT, probes_needle_targets=[40000, 12000])
+            host.update(serve_max_model_len=SHORT, probes_needle_targets=[40000, 12000])
         s = StandIn(tmp / name, env={"VLLM_STANDIN_BEHAVIOUR": behaviour}, flags=flags).start().wait_ready()
         request.addfinalizer(s.stop)
         host["probes_base_url"] = s.url
@@ -69,7 +69,7 @@ def run(tmp_path_factory, request):
     inventory = tmp / "hosts.yml"
     inventory.write_text(json.dumps({"all": {"children": {"glm53_serving": {
         "hosts": hosts, "vars": {"ansible_connection": "local", "probes_needle_targets": [12000]}}}}}))
-    extra = {"ansible_python_interpreter": sys.executable, "probes_service_manager": "none",
+    extra = {"ansible_python_interpreter": sys.executable, "service_mode": "none",
              "probes_needle_depths": [10, 90],
              "probes_report_dir": str(tmp / "report"),
              "__glm53_ledger_file": str(tmp / "ledger.json")}  # the host's ledger, here this machine's: kept in tmp

@@ -59,7 +59,7 @@ def unconverted_uses(text, names):
 
 def test_there_are_number_settings_and_expressions_to_check():
     names = number_settings()
-    assert {"serve_port", "serve_tensor_parallel_size", "preflight_tensor_parallel_size", "rollout_drain_timeout"} <= names
+    assert {"serve_port", "serve_tensor_parallel_size", "service_timeout_stop_sec", "rollout_drain_timeout"} <= names
 
 
 def test_no_expression_computes_with_a_number_setting_unconverted():
@@ -73,10 +73,10 @@ def test_no_expression_computes_with_a_number_setting_unconverted():
 
 
 def test_the_scanner_sees_an_unconverted_use():
-    names = {"preflight_tensor_parallel_size"}
-    assert unconverted_uses("__gpu.gpu_count >= preflight_tensor_parallel_size", names) == list(names)
-    assert unconverted_uses("preflight_tensor_parallel_size * 2", names)
-    assert unconverted_uses("range(preflight_tensor_parallel_size)", names)
-    assert not unconverted_uses("__gpu.gpu_count >= preflight_tensor_parallel_size | int", names)
-    assert not unconverted_uses("GPUs: {{ preflight_tensor_parallel_size }}", names)
-    assert not unconverted_uses("{'name': 'x', 'value': preflight_tensor_parallel_size, 'rule': 'int_min'}", names)
+    names = {"serve_tensor_parallel_size"}
+    assert unconverted_uses("__gpu.gpu_count >= serve_tensor_parallel_size", names) == list(names)
+    assert unconverted_uses("serve_tensor_parallel_size * 2", names)
+    assert unconverted_uses("range(serve_tensor_parallel_size)", names)
+    assert not unconverted_uses("__gpu.gpu_count >= serve_tensor_parallel_size | int", names)
+    assert not unconverted_uses("GPUs: {{ serve_tensor_parallel_size }}", names)
+    assert not unconverted_uses("{'name': 'x', 'value': serve_tensor_parallel_size, 'rule': 'int_min'}", names)

@@ -12,28 +12,43 @@ import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# owner: the variables of other roles that take its value by default
+# A role reads another role's value by its owner's name; a default of its own that takes another role's value is
+# a value of its own derived from it (a URL, a file under a folder), never a second name for the same value.
+# owner: the variables of other roles whose defaults derive from it
 OWNERS = {
-    "serve_port": ["service_port", "preflight_serve_port", "probes_base_url"],
-    "serve_host": ["probes_base_url", "service_health_url"],
-    "serve_api_key": ["service_api_key", "probes_api_key"],
-    "serve_served_model_name": ["service_served_model_name", "probes_served_model_name"],
-    "serve_max_model_len": ["service_max_model_len", "probes_max_model_len"],
-    "serve_tensor_parallel_size": ["preflight_tensor_parallel_size"],
-    "serve_script_path": ["service_script_path"],
-    "serve_env_file": ["service_env_file"],
-    "service_mode": ["probes_service_manager"],
-    "service_name": ["probes_service_name", "preflight_service_name", "serve_service_name"],
-    "venv_service_user": ["service_user", "preflight_service_user", "flashinfer_service_user", "serve_service_user"],
-    "venv_service_group": ["service_group"],
-    "venv_service_home": ["service_writable_paths"],
-    "venv_path": ["flashinfer_venv_path", "vllm_fork_venv_path", "serve_venv_path"],
-    "venv_python": ["preflight_python_interpreter"],
+    "serve_port": ["probes_base_url", "service_health_url", "rollout_metrics_url"],
+    "serve_host": ["probes_base_url", "service_health_url", "rollout_metrics_url"],
+    "serve_ssl_certfile_src": ["probes_base_url", "service_health_url", "rollout_metrics_url"],
+    "serve_ssl_ca_certs_src": ["probes_ca_path", "service_ca_path"],
+    "serve_tls_dir": ["probes_ca_path", "service_ca_path"],
+    "serve_max_model_len": ["probes_bench_long_input_len"],
+    "venv_service_home": ["service_writable_paths", "heal_state_file"],
+    "venv_path": ["flashinfer_venv_path", "vllm_fork_venv_path", "serve_venv_path", "probes_bench_vllm",
+                  "probes_bench_label"],
+    "venv_releases_dir": ["probes_bench_vllm", "probes_bench_label"],
+    "venv_releases_keep": ["preflight_disk_requirements"],
     "venv_runtime_env": ["flashinfer_runtime_env", "vllm_fork_runtime_env", "serve_runtime_env"],
     "vllm_fork_src_dir": ["serve_fork_src_dir"],
-    "vllm_fork_build_mode": ["serve_fork_on_pythonpath"],
-    "model_path": ["serve_model_path"],
-    "preflight_gpu_compute_capability": ["serve_gpu_compute_capability"],
+    "vllm_fork_build_mode": ["serve_fork_on_pythonpath", "venv_release_pins"],
+    "flashinfer_build_mode": ["venv_release_pins"],
+    "vllm_fork_cuda_arch_list": ["venv_release_pins"],
+    "flashinfer_cuda_arch_list": ["venv_release_pins"],
+}
+# The names removed for their owner's (unknown_settings refuses each, naming the owner).
+REMOVED_ALIASES = {
+    "service_user": "venv_service_user", "service_group": "venv_service_group", "service_port": "serve_port",
+    "service_script_path": "serve_script_path", "service_env_file": "serve_env_file",
+    "service_api_key": "serve_api_key", "service_served_model_name": "serve_served_model_name",
+    "service_max_model_len": "serve_max_model_len", "service_watchdog_textfile_dir": "probes_textfile_dir",
+    "heal_textfile_dir": "probes_textfile_dir", "preflight_tensor_parallel_size": "serve_tensor_parallel_size",
+    "preflight_service_user": "venv_service_user", "preflight_service_name": "service_name",
+    "preflight_python_interpreter": "venv_python", "preflight_serve_port": "serve_port",
+    "probes_api_key": "serve_api_key", "probes_served_model_name": "serve_served_model_name",
+    "probes_max_model_len": "serve_max_model_len", "probes_service_manager": "service_mode",
+    "probes_service_name": "service_name", "rollout_releases_dir": "venv_releases_dir",
+    "serve_model_path": "model_path", "serve_service_user": "venv_service_user", "serve_service_name": "service_name",
+    "serve_gpu_compute_capability": "preflight_gpu_compute_capability", "flashinfer_service_user": "venv_service_user",
+    "probes_bench_tokenizer": "model_path",
 }
 # Settings that look alike but are separate on purpose.
 INDEPENDENT = {("preflight_evidence_dir", "probes_evidence_dir")}
@@ -62,6 +77,63 @@ def test_derived_defaults_refer_to_their_owner(owner):
         for shared in re.findall(r"\b__glm53_\w+", value):  # through a shared derived value
             value += " " + str(SHARED[shared])
         assert "{{" in value and re.search(r"\b%s\b" % owner, value), "%s does not take %s: %r" % (name, owner, value)
+
+
+def _role_defaults():
+    out = {}
+    for path in glob.glob(os.path.join(REPO, "roles", "*", "defaults", "main.yml")):
+        role = path.split(os.sep)[-3]
+        with open(path) as fh:
+            for name, value in (yaml.safe_load(fh) or {}).items():
+                out[name] = (role, value)
+    return out
+
+
+ROLE_PREFIXES = ("venv", "flashinfer", "vllm_fork", "model", "serve", "service", "preflight", "probes", "rollout",
+                 "heal", "monitoring")
+
+
+def _owner_role(name):
+    return next((r for r in sorted(ROLE_PREFIXES, key=len, reverse=True) if name.startswith(r + "_")), None)
+
+
+def test_every_default_that_reads_another_role_is_a_declared_derivation():
+    """Found, not listed: every role default that refers to another role's value (directly or through a shared
+    derived value) is one of OWNERS' derivations, so a new alias fails here."""
+    known = set(DEFAULTS) | set(SHARED) | {"venv_path", "venv_runtime_env"}
+    found = {}
+    for name, (role, value) in _role_defaults().items():
+        if role == "_defaults":
+            continue
+        text = str(value)
+        for shared in re.findall(r"\b__glm53_\w+", text):
+            text += " " + str(SHARED.get(shared, ""))
+        for used in set(re.findall(r"(?<![.\w])([a-z][a-z0-9]*_[a-z0-9_]+)\b", text)) & known:
+            owner_role = _owner_role(used)
+            if owner_role and owner_role != _owner_role(name):
+                found.setdefault(used, set()).add(name)
+    declared = {o: set(n) for o, n in OWNERS.items()}
+    assert {o: sorted(n) for o, n in found.items()} == {o: sorted(n) for o, n in declared.items() if n & set(DEFAULTS)}
+
+
+def test_no_default_is_another_name_for_a_value():
+    """`service_port: "{{ serve_port }}"` is one value under two names: roles read the owner's name."""
+    aliases = [name for name, (role, value) in _role_defaults().items()
+               if re.fullmatch(r"\{\{ *([a-z]\w*) *\}\}", str(value).strip())
+               and _owner_role(re.fullmatch(r"\{\{ *([a-z]\w*) *\}\}", str(value).strip()).group(1))
+               not in (None, _owner_role(name))]
+    assert aliases == []
+
+
+@pytest.mark.parametrize("old", sorted(REMOVED_ALIASES))
+def test_removed_aliases_are_refused_naming_the_owner(old):
+    import importlib
+    mod = importlib.import_module("ansible_collections.glm53.serving.plugins.filter.unknown_settings")
+    out = mod.unknown_settings([old])
+    assert len(out) == 1 and REMOVED_ALIASES[old] in out[0] and old in out[0], out
+    # no role reads it any more
+    for path in _role_files():
+        assert not re.search(r"(?<![\w])%s(?![\w])" % old, open(path).read()), "%s still names %s" % (path, old)
 
 
 def test_shared_owners_live_in_the_shared_defaults():
