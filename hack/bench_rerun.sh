@@ -3,7 +3,8 @@
 # inventory and ansible.cfg (pipelining, profile_tasks). The demo's converge pins the fixture fork's commits in a play
 # of its own (test scaffolding, a remote read); here they are read once before the runs and given as extra vars, so
 # what is timed is site.yml alone, as an operator runs it. Prints the wall time, the controller's CPU time, the tasks
-# run, ok/changed/skipped, and the slowest tasks. A converged host must report changed=0.
+# run, ok/changed/skipped, and the slowest tasks. A converged host must report changed=0. First, playbooks/validate.yml
+# alone on the same inventory (every role's settings checked, nothing changed): its tasks and time.
 #   bash hack/bench_rerun.sh [RUNS]   (default 1)
 set -uo pipefail
 # shellcheck source=hack/lib.sh
@@ -29,10 +30,12 @@ json.dump({"fixture_commits": c, "flashinfer_version": "v0.6.18", "vllm_fork_min
            "vllm_fork_required_commits": [{"commit": c["mhc"][:9], "name": "mHC fused-norm fix"},
                                           {"commit": c["longctx"][:9], "name": "long-context graph fix"}]}, sys.stdout)
 ' >"$pins" || { echo "bench_rerun: cannot read the fixture's commits on the demo host" >&2; exit 2; }
-for i in $(seq "$runs"); do
+for i in validate $(seq "$runs"); do
+  book=playbooks/site.yml
+  [ "$i" = validate ] && book=playbooks/validate.yml
   log=$(mktemp)
   t0=$(date +%s.%N)
-  /usr/bin/time -f '%U %S' -o "$log.cpu" ansible-playbook -i "$eph/inventory" playbooks/site.yml -e "@$pins" >"$log" 2>&1
+  /usr/bin/time -f '%U %S' -o "$log.cpu" ansible-playbook -i "$eph/inventory" "$book" -e "@$pins" >"$log" 2>&1
   rc=$?
   t1=$(date +%s.%N)
   python3 - "$log" "$rc" "$(cat "$log.cpu")" "$t0" "$t1" "$i" <<'PY'
@@ -50,8 +53,8 @@ for i, line in enumerate(lines):
         times.append((int(d.group(2)) * 60 + float(d.group(3)), prev))
     prev = m.group(1)
 user, system = (float(x) for x in cpu.split()[-2:])
-print("run %s: rc=%s wall %.1f s, controller CPU %.1f s, %d tasks; %s" % (
-    run, rc, float(t1) - float(t0), user + system, len(times), " ".join(recap.split()[2:6])))
+print("%s: rc=%s wall %.1f s, controller CPU %.1f s, %d tasks; %s" % (
+    "validate.yml" if run == "validate" else "site.yml run %s" % run, rc, float(t1) - float(t0), user + system, len(times), " ".join(recap.split()[2:6])))
 slow = sorted(times, reverse=True)
 print("  tasks over 0.25 s (remote module runs, mostly): %d, %.1f s; the rest: %d, %.1f s" % (
     sum(1 for t, _ in times if t >= 0.25), sum(t for t, _ in times if t >= 0.25),
