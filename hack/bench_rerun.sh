@@ -62,5 +62,6 @@ print("  tasks over 0.25 s (remote module runs, mostly): %d, %.1f s; the rest: %
 for t, name in slow[:int(__import__("os").environ.get("BENCH_TOP", "8"))]:
     print("  %5.2f s  %s" % (t, name))
 PY
+  [ -n "${BENCH_KEEP_LOG:-}" ] && cp "$log" "$BENCH_KEEP_LOG.$i"
   rm -f "$log" "$log.cpu"
 done

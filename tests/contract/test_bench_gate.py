@@ -1,5 +1,5 @@
 """The performance gate through vLLM's own benchmark: the real `vllm bench serve` of vLLM 0.28.0 (the
-contract venv) against stand-ins, from glm53.serving.bench_serve, in the rollout's gate.yml and the probes role.
+contract venv) against stand-ins, from glm53.serving.bench_serve, in the rollout's performance_gate.yml and the probes role.
 Two canaries: one whose new release is 25 % slower (a stand-in with a longer decode per token) is refused with the
 figures; one whose new release is as fast passes. The report shows both releases' figures side by side."""
 from __future__ import annotations

@@ -156,4 +156,4 @@ def test_unsafe_settings_are_refused_before_anything_is_written(guarded, name):
 def test_long_context_opt_in_warns(tmp_path):
     proc, _extra = run_role(tmp_path, serve_max_model_len=600000, serve_allow_long_context=True)
     assert proc.returncode == 0, proc.stdout[-2000:]
-    assert "above the card's verified 524288" in proc.stdout
+    assert "above the card's verified 524288" in proc.stdout + proc.stderr

@@ -29,8 +29,12 @@ def _defaults(role):
 
 
 def _referenced(expr):
-    """The variables a Jinja expression reads (not lookup and friends)."""
-    return {n.name for n in jinja2.Environment().parse(expr).find_all(jinja2.nodes.Name)} - {"lookup", "query", "omit"}
+    """The variables a Jinja expression reads (not lookup and friends), through roles/_defaults' shared derived values
+    (__glm53_*): a user reads what they are made from."""
+    names = {n.name for n in jinja2.Environment().parse(expr).find_all(jinja2.nodes.Name)} - {"lookup", "query", "omit"}
+    for shared in sorted(n for n in names if n.startswith("__glm53_")):
+        names = (names - {shared}) | _referenced(str(_load("_defaults", "defaults", "main.yml")[shared]))
+    return names
 
 
 def _texts(node):
