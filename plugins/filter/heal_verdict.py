@@ -12,10 +12,10 @@ version_added: "0.3.0"
 description:
   - Takes the probes role's C(probes_result) (its verdict from P(glm53.serving.probe_verdict#filter)) and returns the
     state C(heal.yml) acts on, with the reason it reports.
-  - C(healthy) when the probes passed; else C(marked) when an earlier heal left the host drained on the release it
+  - "C(healthy) when the probes passed; else C(marked) when an earlier heal left the host drained on the release it
     still serves (not cleared); else C(gave_up) when the service manager gave up on the engine (systemd's unit
     C(failed), or a tmux pane titled C(glm53: gave up)), a crash loop that is reported and never restarted blindly;
-    else C(failing), to heal.
+    else C(failing), to heal."
 positional: _input, marked, record, service_mode, manager_lines
 options:
   _input:

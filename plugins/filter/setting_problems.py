@@ -19,7 +19,7 @@ description:
     path with no C(..) or newline), C(abs_path_no_space) (the same, with no whitespace anywhere in it),
     C(hex_commit) (a git object name of 7 to 40 hex digits, never a ref),
     C(nonblank) (a string with something other than spaces, and no line break), C(url) (http or https with a
-    host), C(serial) (a batch size of at least 1, or a whole-number percentage above 0 and at most 100),
+    host), C(serial) (a batch size of at least 1, or a whole-number percentage above 0 and below 100),
     C(count_or_pct) (a count of hosts of 0 or more, or a whole-number percentage from 0 to 100),
     C(duration) (a Prometheus duration such as C(30s) or C(1h30m)), C(own_dir) (an
     C(abs_path) that is not a system folder such as C(/), C(/etc), C(/usr), C(/var), C(/opt) or a home: a folder
@@ -103,6 +103,9 @@ def _number(value):
 
 
 def _integer(value):
+    # A whole number given as text is digits (-e key=1e3 is text: Ansible's int() of it, for serial, fails)
+    if isinstance(value, str) and not re.fullmatch(r"[+-]?[0-9]+", value.strip(" ")):
+        return None
     n = _number(value)
     return n if isinstance(n, int) or (isinstance(n, float) and n.is_integer()) else None
 
@@ -181,6 +184,8 @@ def _problem(check):
     elif rule == "serial" and isinstance(value, list) and value:
         # Ansible's serial list, batch by batch ([1, "25%", "100%"]): each item a batch size or a percentage
         for i, item in enumerate(value):
+            if i > 0 and str(item).strip(" ") == "100%":
+                continue  # the rest in one batch, after the first batches proved the release
             problem = _problem(dict(check, name="%s[%d]" % (name, i), value=item))
             if problem:
                 return problem
@@ -195,14 +200,14 @@ def _problem(check):
         if text.endswith("%"):
             # Ansible reads a percentage with int(): 12.5% stops the play with "invalid literal for int()"
             n = _integer(text[:-1]) if _INT.fullmatch(text[:-1].strip(" ")) else None
-            ok = n is not None and 0 < n <= 100
+            ok = n is not None and 0 < n < 100
         else:
             n = _integer(text)
             ok = n is not None and n >= 1
         if not ok:
-            return ("%s=%s must be a batch size of at least 1 or a percentage such as 25%%: 0 or a negative value "
-                    "puts the whole fleet in one batch and stops every engine at once; a percentage is a whole number "
-                    "(Ansible reads it with int())." % (name, shown))
+            return ("%s=%s must be a batch size of at least 1 or a percentage below 100%% such as 25%%: 0, a "
+                    "negative value or 100%% puts the whole fleet in one batch and stops every engine at once; a "
+                    "size or a percentage is a whole number in digits (Ansible reads it with int())." % (name, shown))
     else:
         raise AnsibleFilterError("setting_problems: unknown rule %r for %s" % (rule, name))
     return None

@@ -39,10 +39,14 @@ options:
     default: ""
 attributes:
   check_mode:
+    description: Checks the same in check mode; it never changes anything.
     support: full
   diff_mode:
+    description: Does not return a diff.
     support: none
   platform:
+    description: Runs on the controller (an action plugin); nothing reaches the host.
+    support: full
     platforms: all
 author:
   - glm53.serving contributors (@glm53)

@@ -153,6 +153,8 @@ def test_durations(value, ok):
 
 @pytest.mark.parametrize("value,ok", [
     ([1, "25%", "100%"], True), ("12.5%", False), ([1, "0%"], False), ("25%", True), ("50 %", True), ([1, "x"], False),
+    # every engine stopped at once, or a size Ansible's int() cannot read
+    ("100%", False), (["100%"], False), ("1e3", False), ("1000", True), (1000, True),
 ])
 def test_serial_lists_and_whole_percentages(value, ok):
     out = setting_problems([{"name": "rollout_serial", "value": value, "rule": "serial"}])
