@@ -207,7 +207,7 @@ def _problem(check):
         if not ok:
             return ("%s=%s must be a batch size of at least 1 or a percentage below 100%% such as 25%%: 0, a "
                     "negative value or 100%% puts the whole fleet in one batch and stops every engine at once; a "
-                    "size or a percentage is a whole number in digits (Ansible reads it with int())." % (name, shown))
+                    "percentage is a whole number, and a size is digits (Ansible reads both with int())." % (name, shown))
     else:
         raise AnsibleFilterError("setting_problems: unknown rule %r for %s" % (rule, name))
     return None

@@ -15,6 +15,7 @@ description:
     filter reads them on the controller (with C(cryptography), a dependency of ansible-core) and returns one
     message per problem, naming the variable. An empty list means the files will do.
   - "Checks: the certificate and key are PEM and parse; the key is the certificate's (same public key); the
+    certificate's RSA key has at least 2048 bits and its extended key usage, when it has one, allows serverAuth; the
     certificate is valid now and for at least O(min_days) more days; the name the probes connect to is in its
     subjectAltName (a DNS name, or an IP address); the CA file, when given, parses and signed the certificate."
 positional: _input
@@ -69,7 +70,8 @@ try:
     from cryptography import x509
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives import serialization
-    from cryptography.x509.oid import ExtensionOID
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID
 except ImportError:  # pragma: no cover - ansible-core needs cryptography
     x509 = None
 
@@ -133,6 +135,20 @@ def tls_problems(cert_path, key_path, ca="", names=None, min_days=1):
             serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo):
         out.append("serve_ssl_keyfile_src=%s is not the key of serve_ssl_certfile_src=%s (their public keys differ): "
                    "give the key the certificate was issued for." % (key_path, cert_path))
+    public = cert.public_key()
+    if isinstance(public, rsa.RSAPublicKey) and public.key_size < 2048:
+        out.append("serve_ssl_certfile_src=%s has a %d-bit RSA key: OpenSSL's default security level refuses RSA keys "
+                   "below 2048 bits, so vLLM could not load it and clients would refuse it. Issue it with a 2048-bit "
+                   "(or larger) RSA key, or an EC key." % (cert_path, public.key_size))
+    try:
+        usages = cert.extensions.get_extension_for_oid(ExtensionOID.EXTENDED_KEY_USAGE).value
+    except x509.ExtensionNotFound:
+        usages = None
+    if usages is not None and ExtendedKeyUsageOID.SERVER_AUTH not in usages \
+            and ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE not in usages:
+        out.append("serve_ssl_certfile_src=%s may not serve TLS: its extended key usage (%s) has no serverAuth, and "
+                   "clients and the probes refuse such a server. Issue it with serverAuth." % (
+                       cert_path, ", ".join(u._name for u in usages) or "empty"))
     now = datetime.datetime.now(datetime.timezone.utc)
     not_before, not_after = cert.not_valid_before_utc, cert.not_valid_after_utc
     if not_after <= now + datetime.timedelta(days=int(min_days)):

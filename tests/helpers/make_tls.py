@@ -4,7 +4,8 @@
 # (ansible-core's own dependency).
 """make_tls.py DIR -> DIR/ca.crt, DIR/server.crt, DIR/server.key, DIR/wrong-ca.crt (PEM), and the bad variants a
 careless user deploys: DIR/other.key (a key of no certificate here), DIR/expired.crt (the server key's, expired
-yesterday), DIR/other-name.crt (the server key's, for other.example only)."""
+yesterday), DIR/other-name.crt (the server key's, for other.example only), DIR/weak.crt and DIR/weak.key (a
+1024-bit RSA key), DIR/client-only.crt (the server key's, extended key usage clientAuth only)."""
 from __future__ import annotations
 
 import datetime
@@ -14,7 +15,7 @@ import sys
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 
@@ -36,14 +37,14 @@ def _ca(cn, now):
     return key, cert
 
 
-def _server(ca_key, ca, key, names, not_before, not_after):
+def _server(ca_key, ca, key, names, not_before, not_after, usage=ExtendedKeyUsageOID.SERVER_AUTH):
     sans = [x509.DNSName(n) if not n[0].isdigit() else x509.IPAddress(ipaddress.ip_address(n)) for n in names]
     return (x509.CertificateBuilder().subject_name(_name(names[0])).issuer_name(ca.subject)
             .public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(not_before).not_valid_after(not_after)
             .add_extension(x509.SubjectAlternativeName(sans), critical=False)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
             .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
             .sign(ca_key, hashes.SHA256()))
 
@@ -60,6 +61,9 @@ def make(directory):
     expired = _server(ca_key, ca, key, ["localhost", "127.0.0.1"], now - datetime.timedelta(days=30),
                       now - datetime.timedelta(days=1))
     other_name = _server(ca_key, ca, key, ["other.example"], soon, later)
+    weak_key = rsa.generate_private_key(public_exponent=65537, key_size=1024)
+    weak = _server(ca_key, ca, weak_key, ["localhost", "127.0.0.1"], soon, later)
+    client_only = _server(ca_key, ca, key, ["localhost", "127.0.0.1"], soon, later, ExtendedKeyUsageOID.CLIENT_AUTH)
     pem = serialization.Encoding.PEM
 
     def private(k):
@@ -67,7 +71,9 @@ def make(directory):
 
     files = {"ca.crt": ca.public_bytes(pem), "wrong-ca.crt": wrong.public_bytes(pem),
              "server.crt": cert.public_bytes(pem), "server.key": private(key), "other.key": private(other),
-             "expired.crt": expired.public_bytes(pem), "other-name.crt": other_name.public_bytes(pem)}
+             "expired.crt": expired.public_bytes(pem), "other-name.crt": other_name.public_bytes(pem),
+             "weak.crt": weak.public_bytes(pem), "weak.key": private(weak_key),
+             "client-only.crt": client_only.public_bytes(pem)}
     for name, data in files.items():
         path = os.path.join(directory, name)
         with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:

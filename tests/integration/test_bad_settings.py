@@ -304,6 +304,15 @@ SITE = {
                     ["serve_ssl_certfile_src=@PKI@/expired.crt expired on", "renew it"]),
     "tls-other-name": ({"serve_ssl_certfile_src": "@PKI@/other-name.crt", "serve_ssl_keyfile_src": "@PKI@/server.key"},
                        ["does not name 127.0.0.1 (subjectAltName: other.example)"]),
+    "tls-weak-rsa": ({"serve_ssl_certfile_src": "@PKI@/weak.crt", "serve_ssl_keyfile_src": "@PKI@/weak.key"},
+                     ["serve_ssl_certfile_src=@PKI@/weak.crt has a 1024-bit RSA key"]),
+    "tls-client-auth-only": ({"serve_ssl_certfile_src": "@PKI@/client-only.crt", "serve_ssl_keyfile_src": "@PKI@/server.key"},
+                             ["serve_ssl_certfile_src=@PKI@/client-only.crt may not serve TLS", "no serverAuth"]),
+    "fork-index-simple-as-upload": ({"vllm_fork_build_mode": "index", "vllm_fork_index_url": "http://pypi:8080/simple/"},
+                                    ["vllm_fork_index_url=\"http://pypi:8080/simple/\" is a simple index"]),
+    "fork-index-user-no-password": ({"vllm_fork_build_mode": "index", "vllm_fork_index_url": "http://pypi:8080/",
+                                     "vllm_fork_index_username": "ci", "vllm_fork_index_password": ""},
+                                    ["vllm_fork_index_username and vllm_fork_index_password go together"]),
     "tls-wrong-ca": ({"serve_ssl_certfile_src": "@PKI@/server.crt", "serve_ssl_keyfile_src": "@PKI@/server.key",
                       "serve_ssl_ca_certs_src": "@PKI@/wrong-ca.crt"},
                      ["serve_ssl_ca_certs_src=@PKI@/wrong-ca.crt did not sign serve_ssl_certfile_src"]),
@@ -465,9 +474,25 @@ ROLLOUT = {
     "rollout-serial-text": ({"rollout_serial": "all"}, ["rollout_serial=\"all\""]),
     "rollout-drain-null": ({"rollout_drain_timeout": None}, ["rollout_drain_timeout is null"]),
     "rollout-max-fail-text": ({"rollout_max_fail_percentage": "half"}, ["rollout_max_fail_percentage=\"half\""]),
+    # every engine at once, or a size Ansible cannot read
+    "rollout-serial-100-percent": ({"rollout_serial": "100%"}, ["rollout_serial=\"100%\"", "stops every engine at once"]),
+    "rollout-serial-exponent": ({"rollout_serial": "1e3"}, ["rollout_serial=\"1e3\"", "a size is digits"]),
+    # a performance gate that could never fail, or fails after the canary was upgraded
+    "rollout-gate-nan": ({"rollout_max_regression_pct": {"output_throughput": "@NAN@"}}, ["not these: output_throughput"]),
+    "rollout-gate-infinite": ({"rollout_max_regression_pct": {"p99_ttft_ms": "@INF@"}}, ["not these: p99_ttft_ms"]),
+    "rollout-gate-boolean": ({"rollout_max_regression_pct": {"output_throughput": True}},
+                             ["not true or false", "not these: output_throughput"]),
+    "rollout-gate-misspelt-figure": ({"rollout_max_regression_pct": {"p99_tfft_ms": 10}}, ["not these: p99_tfft_ms"]),
+    "rollout-upgrade-role-misspelt": ({"rollout_upgrade_roles": ["glm53.serving.venv", "glm53.serving.vllm-fork"]},
+                                      ["rollout_upgrade_roles names glm53.serving.vllm-fork"]),
 }
 
 FATAL_RE = re.compile(r"^fatal: \[([^\]]+)\]: FAILED! => (\{.*\})$", re.M)
+
+
+def yaml_numbers(text):
+    """The inventory's JSON text with the @NAN@ and @INF@ strings as YAML's .nan and .inf (JSON has neither)."""
+    return text.replace('"@NAN@"', ".nan").replace('"@INF@"', ".inf")
 
 
 def with_pki(value, pki):
@@ -497,8 +522,9 @@ def run(tmp_path_factory, playbook, cases, good):
                                              monitoring_promtool=str(scratch / "no-promtool"),
                                              monitoring_dir=str(scratch / "prometheus"))
     inventory = tmp / "hosts.yml"
-    inventory.write_text(json.dumps({"all": {"vars": base(scratch), "children": {
-        "glm53_serving": {"hosts": hosts}, "glm53_monitoring": {"hosts": monitoring}}}}))
+    # JSON has no NaN or infinity: YAML's own (.nan, .inf), as a user writes them in group_vars
+    inventory.write_text(yaml_numbers(json.dumps({"all": {"vars": base(scratch), "children": {
+        "glm53_serving": {"hosts": hosts}, "glm53_monitoring": {"hosts": monitoring}}}})))
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORKS": "10",
            "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default", "ANSIBLE_DISPLAY_OK_HOSTS": "false",
            "ANSIBLE_DISPLAY_SKIPPED_HOSTS": "false"}

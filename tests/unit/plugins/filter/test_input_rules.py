@@ -85,6 +85,8 @@ def test_good_tls_files_pass(pki):
     ("other-name.crt", "server.key", "", ["127.0.0.1"], "does not name 127.0.0.1 (subjectAltName: other.example)"),
     ("server.crt", "server.key", "", ["gpu-node-01.example"], "does not name gpu-node-01.example"),
     ("server.crt", "server.key", "wrong-ca.crt", [], "did not sign serve_ssl_certfile_src"),
+    ("weak.crt", "weak.key", "ca.crt", [], "has a 1024-bit RSA key"),
+    ("client-only.crt", "server.key", "ca.crt", [], "its extended key usage (clientAuth) has no serverAuth"),
 ])
 def test_bad_tls_files_are_named(pki, cert, key, ca, names, words):
     def path(name):
