@@ -46,7 +46,7 @@ sed -i "s/^version: .*/version: $version/" galaxy.yml
 sed -i "s/^__probes_collection_version: .*/__probes_collection_version: $version/" roles/probes/vars/main.yml
 sed -i -e "s/glm53-serving-$current\\.tar\\.gz/glm53-serving-$version.tar.gz/g" \
   -e "s/glm53-serving-ee:$current/glm53-serving-ee:$version/g" \
-  -e "s/^\\(      version: \\)$current\( .*\)\?$/\\1$version\\2/" README.md
+  -e "s/^\\(      version: \\)\\(main\\|$current\\)\\( .*\\)\\?$/\\1$version   # a release tag; each release is one (docs\\/releasing.md)/" README.md
 sed -i "s/glm53-serving-ee:$current/glm53-serving-ee:$version/g" execution-environment.yml
 
 antsibull-changelog release --version "$version" --date "$date"

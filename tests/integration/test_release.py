@@ -45,15 +45,36 @@ def clone(tmp_path_factory):
     return path
 
 
+def _version(text):
+    return tuple(int(p) for p in text.split("."))
+
+
 def test_the_repository_agrees_on_its_version():
-    """galaxy.yml carries the last release of the changelog, and so do the report and the README's git pin."""
+    """Between releases (changelog fragments waiting), galaxy.yml carries the next version, above the changelog's last
+    release, and so does the report; every plugin's version_added is at most it; the README's git install pins the
+    main branch until that version's tag is published, and says so. Right after a release, the release itself."""
     last, _ = last_release(REPO)
-    assert galaxy_version(REPO) == last
+    version = galaxy_version(REPO)
+    waiting = [f for f in os.listdir(os.path.join(REPO, "changelogs", "fragments")) if f.endswith((".yml", ".yaml"))]
     with open(os.path.join(REPO, "roles", "probes", "vars", "main.yml")) as fh:
-        assert yaml.safe_load(fh)["__probes_collection_version"] == last
+        assert yaml.safe_load(fh)["__probes_collection_version"] == version
     with open(os.path.join(REPO, "README.md")) as fh:
-        pins = re.findall(r"^      version: (\S+)", fh.read(), re.M)
-    assert pins == [last], "the README's requirements.yml pins %s" % pins
+        readme = fh.read()
+    pins = re.findall(r"^      version: (\S+)(.*)$", readme, re.M)
+    if waiting:
+        assert _version(version) > _version(last), "galaxy.yml says %s: the next release is above %s" % (version, last)
+        assert pins == [("main", pins[0][1])] and ("until the %s tag is published" % version) in pins[0][1], pins
+    else:
+        assert version == last and [p for p, _ in pins] == [last]
+    assert "glm53-serving-%s.tar.gz" % version in readme
+    added = set()
+    for folder in ("modules", "filter"):
+        for name in os.listdir(os.path.join(REPO, "plugins", folder)):
+            if name.endswith(".py"):
+                found = re.search(r'^version_added: "?([0-9.]+)"?$', open(os.path.join(REPO, "plugins", folder, name)).read(), re.M)
+                if found:
+                    added.add(found.group(1))
+    assert added and all(_version(v) <= _version(version) for v in added), sorted(added)
 
 
 @pytest.mark.parametrize("version, said", [
