@@ -14,9 +14,19 @@ description:
   - Before site.yml writes anything, records in a JSON ledger on the host the folders it will create (for each
     path, the topmost of its ancestors that does not exist yet) and the users and groups it will create (those
     that do not exist yet). What existed before is never recorded, so it is never removed.
+  - With O(claims), every path the collection will write (a file) or own (a folder it creates, fills and re-owns) is
+    checked first. A path that does not exist yet is recorded (its topmost missing ancestor). A path that exists
+    must be the collection's, equal to or inside a recorded entry; anything else (another service's folder, an
+    operator's file, the ledger itself) is refused with one message per path, naming the variable, and nothing is
+    recorded or written.
+  - Each recorded entry that exists gets its identity (device and inode) recorded, by the first call that finds it
+    made. An entry whose path now holds something else (removed and made again by another tool) is no longer the
+    collection's. A ledger written before identities were kept (no C(version)) marks a host the collection
+    installed: the paths it claims there are taken as its own once.
   - An entry, once recorded, stays until C(state=absent) removes the ledger; a later run adds only what is new. A
     missing folder inside a recorded one is not recorded again (it is the collection's already).
-  - C(state=query) reads the ledger and changes nothing; C(playbooks/uninstall.yml) uses it.
+  - C(state=query) reads the ledger and changes nothing, and returns RV(owned), the recorded entries that are
+    still the collection's: C(playbooks/uninstall.yml) removes nothing else.
 author:
   - glm53.serving contributors (@glm53)
 options:
@@ -39,6 +49,25 @@ options:
     type: list
     elements: str
     default: []
+  claims:
+    description: Paths the collection writes or owns, each checked and recorded (see the description).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: The variable the path comes from, named in a refusal.
+        type: str
+        required: true
+      path:
+        description: The absolute path.
+        type: path
+        required: true
+      kind:
+        description: C(file) (written whole) or C(dir) (made, filled and owned).
+        type: str
+        choices: [file, dir]
+        default: dir
   state:
     description:
       - C(present) records what does not exist yet (the ledger's own folder included); C(query) only reads;
@@ -82,6 +111,31 @@ ledger:
     paths: [/opt/glm53, /var/lib/glm53]
     users: [glm53]
     groups: [glm53]
+owned:
+  description: The recorded paths that exist and are still the collection's (their identity matches, or is not
+    recorded yet). Everything inside one of them is the collection's too.
+  returned: always
+  type: list
+  elements: str
+  sample: [/opt/glm53, /var/lib/glm53]
+owned_dirs:
+  description: The folders among RV(owned) (with C(state=query)).
+  returned: success
+  type: list
+  elements: str
+  sample: [/opt/glm53]
+foreign:
+  description: One message per claimed path that exists and is not the collection's (when the call is refused).
+  returned: failure
+  type: list
+  elements: str
+  sample: ["service_state_dir=/var/lib/other exists and glm53.serving did not make it (...)"]
+replaced:
+  description: Recorded paths that now hold something else (another identity); never the collection's again.
+  returned: always
+  type: list
+  elements: str
+  sample: []
 added:
   description: What this call recorded.
   returned: always
@@ -102,6 +156,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._atomic_file import write_text
 
 KINDS = ("paths", "users", "groups")
+# 2: identities (device, inode) of the recorded entries, and claims checked against them
+LEDGER_VERSION = 2
 
 
 def topmost_missing(path):
@@ -125,12 +181,68 @@ def _exists(kind, name):
 
 def read(path):
     if not os.path.exists(path):
-        return dict((k, []) for k in KINDS)
+        return dict((k, []) for k in KINDS), {}, None
     with open(path) as fh:
         data = json.load(fh)
     if not isinstance(data, dict):
         raise ValueError("%s is not a ledger (a JSON object)" % path)
-    return dict((k, [str(v) for v in data.get(k) or []]) for k in KINDS)
+    ids = dict((str(k), list(v)) for k, v in (data.get("ids") or {}).items() if isinstance(v, list) and len(v) == 2)
+    return dict((k, [str(v) for v in data.get(k) or []]) for k in KINDS), ids, data.get("version", 1)
+
+
+def identity(path):
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino]
+
+
+def _inside(path, entry):
+    return path == entry or path.startswith(entry.rstrip("/") + "/")
+
+
+def owner_entry(path, entries, ids):
+    """The recorded entry that path is (or lies in) and that is still the collection's; None when there is none."""
+    for entry in sorted(entries, key=len, reverse=True):
+        if _inside(path, entry):
+            now = identity(entry)
+            if now is not None and entry in ids and ids[entry] != now:
+                return None  # replaced by something else since it was recorded
+            return entry
+    return None
+
+
+def owned(entries, ids):
+    """(owned, replaced): the recorded entries that exist and are still the collection's, and those replaced."""
+    mine, replaced = [], []
+    for entry in entries:
+        now = identity(entry)
+        if now is None:
+            continue
+        (replaced if entry in ids and ids[entry] != now else mine).append(entry)
+    return mine, replaced
+
+
+def foreign_claims(claims, ledger_path, ledger, ids, version, added):
+    """What the collection will write must be its own: a claimed path that exists and is not (or no longer) in the
+    ledger is another's, one message each. A ledger of an earlier version (no identities, folders only) marks a host
+    the collection installed: a claimed file there is taken as its own (added to added["paths"])."""
+    foreign = []
+    for claim in claims:
+        path = os.path.normpath(claim["path"])
+        if path == os.path.normpath(ledger_path):
+            foreign.append("%s=%s is the host's ledger of what glm53.serving made: the collection never writes over "
+                           "it. Point %s at a path of its own." % (claim["name"], path, claim["name"]))
+        elif os.path.lexists(path) and owner_entry(path, ledger["paths"] + added["paths"], ids) is None:
+            if version is not None and version < LEDGER_VERSION and claim["kind"] == "file":
+                if path not in added["paths"]:
+                    added["paths"].append(path)
+                continue
+            foreign.append("%s=%s exists and glm53.serving did not make it (it is not in the host's ledger, %s): the "
+                           "collection writes and removes only what it made. Point %s at a path that does not exist "
+                           "yet, or move %s away first." % (claim["name"], path, ledger_path, claim["name"], path))
+    return foreign
 
 
 def main():
@@ -140,27 +252,36 @@ def main():
             paths=dict(type="list", elements="path", default=[]),
             users=dict(type="list", elements="str", default=[]),
             groups=dict(type="list", elements="str", default=[]),
+            claims=dict(type="list", elements="dict", default=[], options=dict(
+                name=dict(type="str", required=True), path=dict(type="path", required=True),
+                kind=dict(type="str", choices=["file", "dir"], default="dir"))),
             state=dict(type="str", choices=["present", "query", "absent"], default="present"),
         ),
         supports_check_mode=True,
     )
     p = module.params
-    for name in [p["path"]] + p["paths"]:
+    for name in [p["path"]] + p["paths"] + [c["path"] for c in p["claims"]]:
         if not os.path.isabs(name) or "\n" in name or name.rstrip("/") in ("", "/"):
             module.fail_json(msg="install_ledger: %r is not an absolute path below /" % name)
     try:
-        ledger = read(p["path"])
+        ledger, ids, version = read(p["path"])
     except (OSError, ValueError) as exc:
         module.fail_json(msg="install_ledger: cannot read %s: %s" % (p["path"], exc))
     added = dict((k, []) for k in KINDS)
     if p["state"] == "query":
-        module.exit_json(changed=False, ledger=ledger, added=added)
+        mine, replaced = owned(ledger["paths"], ids)
+        module.exit_json(changed=False, ledger=ledger, added=added, owned=mine, replaced=replaced,
+                         owned_dirs=[e for e in mine if os.path.isdir(e) and not os.path.islink(e)])
     if p["state"] == "absent":
         changed = os.path.exists(p["path"])
         if changed and not module.check_mode:
             os.unlink(p["path"])
-        module.exit_json(changed=changed, ledger=ledger, added=added)
+        module.exit_json(changed=changed, ledger=ledger, added=added, owned=[], replaced=[])
 
+    # refused before anything is made (the ledger's folder included), and again under the lock below
+    early = foreign_claims(p["claims"], p["path"], ledger, ids, version, dict((k, []) for k in KINDS))
+    if early:
+        module.fail_json(msg=" ".join(early), foreign=early, ledger=ledger, added=added)
     folder = os.path.dirname(p["path"])
     folder_top = topmost_missing(folder)  # before the lock makes the folder
     lock = None
@@ -172,25 +293,36 @@ def main():
                 os.makedirs(folder, 0o755, exist_ok=True)
             lock = os.open(folder, os.O_RDONLY)
             fcntl.flock(lock, fcntl.LOCK_EX)
-            ledger = read(p["path"])
+            ledger, ids, version = read(p["path"])
         except (OSError, ValueError) as exc:
             module.fail_json(msg="install_ledger: cannot lock and read %s: %s" % (p["path"], exc))
-    for name in [folder] + p["paths"]:
+    foreign = foreign_claims(p["claims"], p["path"], ledger, ids, version, added)
+    if foreign:
+        if lock is not None:
+            os.close(lock)
+        module.fail_json(msg=" ".join(foreign), foreign=foreign, ledger=ledger, added=dict((k, []) for k in KINDS))
+    for name in [folder] + p["paths"] + [c["path"] for c in p["claims"]]:
         top = folder_top if name == folder else topmost_missing(name)
         # a folder inside one already recorded is the collection's already (a later run makes it, or never does)
-        if top and not any(top == k or top.startswith(k.rstrip("/") + "/") for k in ledger["paths"] + added["paths"]):
+        if top and not any(_inside(top, k) for k in ledger["paths"] + added["paths"]):
             added["paths"].append(top)
     for kind in ("users", "groups"):
         for name in p[kind]:
             if not _exists(kind, name) and name not in ledger[kind] and name not in added[kind]:
                 added[kind].append(name)
-    changed = any(added[k] for k in KINDS)
     new = dict((k, ledger[k] + added[k]) for k in KINDS)
-    if changed and not module.check_mode:
-        write_text(p["path"], json.dumps(new, indent=1, sort_keys=True) + "\n")
+    # the identity of each recorded entry the collection has made by now (and not yet identified)
+    new_ids = dict(ids)
+    for entry in new["paths"]:
+        if entry not in new_ids and identity(entry) is not None:
+            new_ids[entry] = identity(entry)
+    changed = any(added[k] for k in KINDS)
+    if (changed or new_ids != ids or version != LEDGER_VERSION) and not module.check_mode and (new["paths"] or os.path.exists(p["path"])):
+        write_text(p["path"], json.dumps(dict(new, ids=new_ids, version=LEDGER_VERSION), indent=1, sort_keys=True) + "\n")
     if lock is not None:
         os.close(lock)  # releases the lock
-    module.exit_json(changed=changed, ledger=new, added=added)
+    mine, replaced = owned(new["paths"], new_ids)
+    module.exit_json(changed=changed, ledger=new, added=added, owned=mine, replaced=replaced)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,10 @@ def test_records_the_topmost_missing_folders_and_absent_accounts(run_module, tmp
     # the ledger's own folder first, then each path's topmost missing folder; what exists is never recorded
     assert first["added"]["paths"] == [str(tmp_path / "state"), str(tmp_path / "opt"), str(tmp_path / "exists" / "new")]
     assert first["added"]["users"] == ["glm53-no-such-user"] and first["added"]["groups"] == ["glm53-no-such-group"]
-    assert json.loads(ledger.read_text()) == first["ledger"]
+    written = json.loads(ledger.read_text())
+    assert dict((k, written[k]) for k in ("paths", "users", "groups")) == first["ledger"] and written["version"] == 2
+    # the identity of what exists by now (the ledger's own folder, made by this call)
+    assert list(written["ids"]) == [str(tmp_path / "state")]
     assert oct(ledger.stat().st_mode & 0o777) == "0o644"
     again = run_module(install_ledger, args)
     assert not again["changed"] and again["ledger"] == first["ledger"]
@@ -90,3 +93,76 @@ def test_hosts_on_one_machine_write_one_ledger_without_losing_a_path(tmp_path):
     assert sorted(json.loads(ledger.read_text())["paths"]) == sorted(
         [str(tmp_path / "state")] + [str(tmp_path / ("p%d" % i)) for i in range(8)])
     assert os.listdir(tmp_path / "state") == ["ledger.json"]
+
+
+def _tree(root):
+    """Every file and folder under root, with its content and mode: what "byte for byte" compares."""
+    out = {}
+    for top, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(top, name)
+            st = os.lstat(path)
+            out[os.path.relpath(path, root)] = (st.st_mode, st.st_uid, open(path, "rb").read() if name in files else None)
+    return out
+
+
+def test_claims_on_what_exists_and_is_not_the_collections_are_refused_and_nothing_is_recorded(run_module, tmp_path):
+    ledger = tmp_path / "state" / "ledger.json"
+    foreign = tmp_path / "foreign"
+    (foreign / "state").mkdir(parents=True)
+    (foreign / "state" / "other.db").write_text("another service's state\n")
+    (foreign / "serve.sh").write_text("#!/bin/sh\n# another tool's script\n")
+    before = _tree(tmp_path)
+    out = run_module(install_ledger, {"path": str(ledger), "claims": [
+        {"name": "service_state_dir", "path": str(foreign / "state")},
+        {"name": "serve_script_path", "path": str(foreign / "serve.sh"), "kind": "file"},
+        {"name": "service_log_dir", "path": str(tmp_path / "new" / "log")},
+        {"name": "heal_state_file", "path": str(ledger), "kind": "file"}]})
+    assert out["failed"] and len(out["foreign"]) == 3, out
+    assert out["foreign"][0].startswith("service_state_dir=%s exists and glm53.serving did not make it" % (foreign / "state"))
+    assert out["foreign"][1].startswith("serve_script_path=%s exists" % (foreign / "serve.sh"))
+    assert out["foreign"][2].startswith("heal_state_file=%s is the host's ledger" % ledger)
+    assert _tree(tmp_path) == before, "a refused claim changed something"
+
+
+def test_claims_on_new_paths_are_recorded_and_stay_the_collections_until_replaced(run_module, tmp_path):
+    ledger = tmp_path / "ledger.json"
+    claims = [{"name": "serve_script_path", "path": str(tmp_path / "opt" / "bin" / "serve.sh"), "kind": "file"},
+              {"name": "service_state_dir", "path": str(tmp_path / "run" / "glm53")}]
+    first = run_module(install_ledger, {"path": str(ledger), "claims": claims})
+    assert first["changed"] and first["added"]["paths"] == [str(tmp_path / "opt"), str(tmp_path / "run")]
+    (tmp_path / "opt" / "bin").mkdir(parents=True)  # site.yml writes them
+    (tmp_path / "opt" / "bin" / "serve.sh").write_text("ours\n")
+    (tmp_path / "run" / "glm53").mkdir(parents=True)
+    again = run_module(install_ledger, {"path": str(ledger), "claims": claims})
+    assert not again["changed"] and again["owned"] == [str(tmp_path / "opt"), str(tmp_path / "run")]
+    assert sorted(json.loads(ledger.read_text())["ids"]) == [str(tmp_path / "opt"), str(tmp_path / "run")]
+    # another tool removes /run's folder and makes its own there: no longer the collection's, to write or remove
+    (tmp_path / "run" / "glm53").rmdir()
+    (tmp_path / "run").rmdir()
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "glm53").mkdir()
+    read = run_module(install_ledger, {"path": str(ledger), "state": "query"})
+    assert read["owned"] == [str(tmp_path / "opt")] and read["replaced"] == [str(tmp_path / "run")]
+    taken = run_module(install_ledger, {"path": str(ledger), "claims": claims})
+    assert taken["foreign"] == [
+        "service_state_dir=%s exists and glm53.serving did not make it (it is not in the host's ledger, %s): the "
+        "collection writes and removes only what it made. Point service_state_dir at a path that does not exist yet, "
+        "or move %s away first." % (tmp_path / "run" / "glm53", ledger, tmp_path / "run" / "glm53")]
+
+
+def test_a_ledger_of_an_earlier_version_adopts_the_files_it_never_recorded(run_module, tmp_path):
+    """Before identities, the ledger listed folders only: on a host it marks as installed, a claimed file that exists
+    (the unit, in a folder the collection did not make) is taken as the collection's, once; a folder is not."""
+    ledger = tmp_path / "ledger.json"
+    ledger.write_text(json.dumps({"paths": [], "users": [], "groups": []}))
+    (tmp_path / "unit.service").write_text("[Unit]\n")
+    (tmp_path / "other").mkdir()
+    refused = run_module(install_ledger, {"path": str(ledger), "claims": [
+        {"name": "service_name", "path": str(tmp_path / "unit.service"), "kind": "file"},
+        {"name": "service_gate_dir", "path": str(tmp_path / "other")}]})
+    assert [m.split("=")[0] for m in refused["foreign"]] == ["service_gate_dir"]
+    out = run_module(install_ledger, {"path": str(ledger), "claims": [
+        {"name": "service_name", "path": str(tmp_path / "unit.service"), "kind": "file"}]})
+    assert out["added"]["paths"] == [str(tmp_path / "unit.service")]
+    assert json.loads(ledger.read_text())["version"] == 2
