@@ -88,7 +88,7 @@ def test_a_frozen_engine_is_restarted_and_a_loading_one_never(standin_factory, t
         out = run(tmp_path, s.url, active="activating")
         assert out == "" and calls(tmp_path) == ["is-active"]
         out = run(tmp_path, s.url)
-        assert "frozen: check 1 of 2 failed: /health accepted the connection and gave no answer in 2 s" in out, out
+        assert "frozen: check 1 of 2 failed: /health accepted the connection and gave no answer within the 2 s deadline" in out, out
         out = run(tmp_path, s.url)
         assert "frozen: check 2 of 2 failed" in out and "systemctl restart vllm-glm53.service: queued" in out, out
         assert calls(tmp_path).count("restart") == 1
