@@ -64,6 +64,7 @@ _value:
 import json
 import math
 import re
+import unicodedata
 
 from ansible.errors import AnsibleFilterError
 
@@ -80,8 +81,30 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # header, a unit line, an env file or a file name holds none of them.
 # The invisible format characters (setting_types refuses them in every setting's strings; the rules here, with
 # every control character, in the values they check).
-INVISIBLE_CHARS = "\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f%s]" % INVISIBLE_CHARS)
+# Characters no setting may hold, by Unicode category rather than by a list: controls (Cc), format characters (Cf:
+# zero-width spaces and joiners, bidi embeddings, overrides and isolates, the byte-order mark, the soft hyphen...),
+# line and paragraph separators (Zl, Zp), private-use and surrogate code points (Co, Cs), and code points Unicode
+# has not assigned (Cn). A new invisible character is caught by its category.
+UNSEEN_CATEGORIES = frozenset(["Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"])
+
+
+def unseen_at(text, allowed=""):
+    """The index of the first character of text that is invisible or a control (not in allowed), or None."""
+    for i, char in enumerate(text):
+        if char not in allowed and unicodedata.category(char) in UNSEEN_CATEGORIES:
+            return i
+    return None
+
+
+class _Unseen(object):
+    """A stand-in for the old pattern: .search(text) is truthy when text holds a character unseen_at finds."""
+
+    @staticmethod
+    def search(text):
+        return unseen_at(text) is not None
+
+
+_CONTROL = _Unseen()
 # Folders a setting must never name as its own: the collection creates files in it, or removes what is there.
 _SYSTEM_DIRS = frozenset(["/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media", "/mnt",
                           "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/usr/bin",

@@ -63,7 +63,7 @@ import unicodedata
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
 
-from ansible_collections.glm53.serving.plugins.filter.setting_problems import INVISIBLE_CHARS
+from ansible_collections.glm53.serving.plugins.filter.setting_problems import unseen_at
 from ansible_collections.glm53.serving.plugins.module_utils._role_specs import SpecError, role_options
 
 _INT = re.compile(r"[+-]?[0-9]+\Z")
@@ -135,7 +135,6 @@ def _scalar_problem(kind, value):
 
 
 # Invisible and control characters no setting may hold (line breaks and tabs are each setting's rule's to judge).
-_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f%s]" % INVISIBLE_CHARS)
 
 
 def _strings(value, path):
@@ -152,13 +151,13 @@ def _strings(value, path):
 
 def _invisible(name, value):
     for path, text in _strings(value, name):
-        found = _INVISIBLE.search(text)
-        if found:
-            char = found.group()
+        at = unseen_at(text, allowed="\t\n\r")  # line breaks are each setting's own rule
+        if at is not None:
+            char = text[at]
             return ["%s holds U+%04X %s at character %d: an invisible or control character reaches a header, a unit "
                     "line or a file unseen (a byte-order mark or a zero-width space pasted with a key, a bidi "
                     "override). Type the value again, or remove the character." % (
-                        path, ord(char), unicodedata.name(char, "(a control character)"), found.start() + 1)]
+                        path, ord(char), unicodedata.name(char, "(a control character)"), at + 1)]
     return []
 
 

@@ -72,6 +72,12 @@ def test_only_secrets_are_hidden():
     ("service", "service_environment", {"NCCL_DEBUG": "WARN\x1b[0m"}, 'service_environment["NCCL_DEBUG"]', "U+001B"),
     ("service", "service_environment", {"A\u2066": "1"}, "service_environment (a key)", "U+2066"),
     ("venv", "venv_packages", ["packaging", "pyyaml\u00ad"], "venv_packages[1]", "U+00AD SOFT HYPHEN"),
+    # by category, not by a list: a private-use point, an unassigned one, a line separator, an interlinear annotation
+    ("serve", "serve_api_key", "key\ue000", "serve_api_key", "U+E000"),
+    ("serve", "serve_served_model_name", "glm\u037853", "serve_served_model_name", "U+0378"),
+    ("service", "service_name", "vllm\u2028glm53", "service_name", "U+2028 LINE SEPARATOR"),
+    ("probes", "probes_base_url", "http://127.0.0.1:8000\ufff9", "probes_base_url", "U+FFF9"),
+    ("serve", "serve_host", "0.0.0.0\U000e0001", "serve_host", "U+E0001 LANGUAGE TAG"),
 ])
 def test_invisible_and_control_characters_are_refused_in_any_string(role, name, value, where, code):
     (msg,) = setting_types([role], {name: value})
@@ -81,6 +87,7 @@ def test_invisible_and_control_characters_are_refused_in_any_string(role, name, 
 
 def test_letters_of_any_script_and_line_breaks_are_left_to_the_rules():
     assert setting_types(["serve"], {"serve_served_model_name": "智谱-GLM-5.3-Flash"}) == []
+    assert setting_types(["probes"], {"probes_notes": ["ünïcödé ✓ 🚀 ελληνικά"]}) == []
     assert setting_types(["service"], {"service_environment": {"NOTE": "a\tb"}}) == []
 
 
