@@ -133,12 +133,17 @@ def _integer(value):
     return n if isinstance(n, int) or (isinstance(n, float) and n.is_integer()) else None
 
 
+def _too_long(path):
+    data = path.encode("utf-8", "surrogatepass")
+    return len(data) > 4095 or any(len(part) > 255 for part in data.split(b"/"))
+
+
 def _problem(check):
     """The message for one check, or None when the value keeps its rule."""
     name, value, rule = check["name"], check.get("value"), check["rule"]
     shown = "(hidden)" if check.get("secret") else json.dumps(value, default=str)
     if rule == "port":
-        n = _integer(value)
+        n = None if isinstance(value, str) and value.strip() != value else _integer(value)
         if n is None or not 1 <= n <= 65535:
             return "%s=%s is not a TCP port: use a whole number from 1 to 65535." % (name, shown)
     elif rule == "positive":
@@ -161,11 +166,16 @@ def _problem(check):
             if rule == "int_range":
                 return "%s=%s must be a whole number from %s to %s." % (name, shown, low, high)
             return "%s=%s must be a whole number of at least %s." % (name, shown, low)
+    elif rule in ("abs_path", "own_dir", "abs_path_no_space") and isinstance(value, str) and _too_long(value):
+        return ("%s=%s is longer than a file system takes: at most 255 bytes a name and 4095 in all." % (name, shown))
     elif rule in ("abs_path", "own_dir"):
         if not isinstance(value, str) or not value.startswith("/") or _CONTROL.search(value) \
                 or ".." in value.split("/") or value.strip() != value:
             return ("%s=%s must be an absolute path (starting with /, no '..', no line break or control character, "
                     "no spaces around it)." % (name, shown))
+        if rule == "own_dir" and re.search(r"\s", value):
+            return ("%s=%s has a space in it: the unit's ReadWritePaths= and the serve command split a folder there. "
+                    "Give a folder without spaces." % (name, shown))
         if rule == "own_dir" and (re.sub(r"/+", "/", value).rstrip("/") or "/") in _SYSTEM_DIRS:
             return ("%s=%s is a system folder: the collection writes into this folder or removes what it put there, "
                     "so give it a folder of its own (the default's shape, such as /opt/glm53/...)." % (name, shown))

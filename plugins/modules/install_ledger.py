@@ -22,11 +22,11 @@ description:
   - Each recorded entry that exists gets its identity (device and inode) recorded, by the first call that finds it
     made. An entry whose path now holds something else (removed and made again by another tool) is no longer the
     collection's. A ledger written before identities were kept (no C(version)) marks a host the collection
-    installed: the paths it claims there are taken as its own once.
+    installed, so the files it claims there are taken as its own, once.
   - An entry, once recorded, stays until C(state=absent) removes the ledger; a later run adds only what is new. A
     missing folder inside a recorded one is not recorded again (it is the collection's already).
   - C(state=query) reads the ledger and changes nothing, and returns RV(owned), the recorded entries that are
-    still the collection's: C(playbooks/uninstall.yml) removes nothing else.
+    still the collection's; C(playbooks/uninstall.yml) removes nothing else.
 author:
   - glm53.serving contributors (@glm53)
 options:

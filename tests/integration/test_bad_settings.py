@@ -51,6 +51,8 @@ def base(tmp):
         # the good hosts pass validation and write the host's ledger (this machine's) before preflight stops them:
         # beside the scratch folder, which must stay empty
         "__glm53_ledger_file": os.path.dirname(t) + "/ledger.json",
+        # node_exporter's folder of this machine is not the table's: the claims of the good hosts stay beside scratch
+        "probes_textfile_dir": os.path.dirname(t) + "/textfile",
     }
 
 
@@ -316,6 +318,45 @@ SITE = {
     "tls-wrong-ca": ({"serve_ssl_certfile_src": "@PKI@/server.crt", "serve_ssl_keyfile_src": "@PKI@/server.key",
                       "serve_ssl_ca_certs_src": "@PKI@/wrong-ca.crt"},
                      ["serve_ssl_ca_certs_src=@PKI@/wrong-ca.crt did not sign serve_ssl_certfile_src"]),
+    # invisible and control characters, found by their Unicode category, in any setting
+    "inv-key-zero-width": ({"serve_api_key": "table\u200bkey"}, ["serve_api_key holds U+200B ZERO WIDTH SPACE"]),
+    "inv-token-bom": ({"model_hf_token": "\ufeffhf_abc"}, ["model_hf_token holds U+FEFF"]),
+    "inv-unit-rlo": ({"service_name": "vllm\u202eglm53"}, ["service_name holds U+202E RIGHT-TO-LEFT OVERRIDE"]),
+    "inv-env-nul": ({"service_environment": {"NCCL_DEBUG": "WARN\u0000"}}, ['service_environment["NCCL_DEBUG"] holds U+0000']),
+    "inv-name-private-use": ({"serve_served_model_name": "glm\ue00053"}, ["serve_served_model_name holds U+E000"]),
+    "inv-host-line-separator": ({"serve_host": "0.0.0.0\u2028"}, ["serve_host holds U+2028 LINE SEPARATOR"]),
+    "inv-extra-arg-tag": ({"serve_extra_args": ["--seed\U000e0001", "1"]}, ["serve_extra_args[0] holds U+E0001"]),
+    # in range by type, absurd by meaning
+    "start-timeout-1e20": ({"service_timeout_start_sec": 10 ** 20}, ["service_timeout_start_sec="]),
+    "gpu-memory-1e-9": ({"serve_gpu_memory_utilization": 1e-9}, ["serve_gpu_memory_utilization=", "0.5"]),
+    "releases-keep-million": ({"venv_releases_keep": 1000000}, ["venv_releases_keep=1000000", "from 2 to 20"]),
+    "needle-and-answer-past-context": ({"probes_needle_targets": [524000]},
+                                       ["probes_needle_targets=[524000]", "at most 520192 tokens"]),
+    "unit-name-300": ({"service_name": "v" * 300}, ["service_name=", "at most 200 characters"]),
+    "folder-name-300": ({"service_state_dir": "/run/" + "s" * 300}, ["service_state_dir=", "at most 255 bytes a name"]),
+    "writable-root": ({"service_writable_paths": ["/"]}, ["service_writable_paths[0]=\"/\" is a system folder"]),
+    "writable-space": ({"service_writable_paths": ["/srv/my data"]}, ["service_writable_paths[0]=\"/srv/my data\" has a space"]),
+    "state-dir-space": ({"service_state_dir": "/run/glm 53"}, ["service_state_dir=\"/run/glm 53\" has a space"]),
+    "writable-etc": ({"service_writable_paths": ["/var/lib/glm53", "/etc"]}, ["service_writable_paths[1]=\"/etc\" is a system folder"]),
+    "writable-usr-local": ({"service_writable_paths": ["/usr/local"]}, ["service_writable_paths[0]=\"/usr/local\" is a system folder"]),
+    "folder-path-past-4095": ({"model_tools_venv": "/opt" + "/abcdefgh" * 520}, ["model_tools_venv=", "4095 in all"]),
+    "inv-token-soft-hyphen": ({"model_hf_token": "hf\u00adabc"}, ["model_hf_token holds U+00AD SOFT HYPHEN"]),
+    "inv-release-id-zwj": ({"venv_release_id": "r1\u200d"}, ["venv_release_id holds U+200D"]),
+    "fork-index-devpi-simple-as-upload": ({"vllm_fork_build_mode": "index",
+                                           "vllm_fork_index_url": "http://devpi:3141/root/pypi/+simple/"},
+                                          ["is a simple index"]),
+    "fork-index-password-no-user": ({"flashinfer_build_mode": "index", "vllm_fork_index_url": "http://pypi:8080/",
+                                     "vllm_fork_index_username": "", "vllm_fork_index_password": "s3cr3t-on-the-cli"},
+                                    ["vllm_fork_index_username and vllm_fork_index_password go together"]),
+    "monitoring-ttft-never-fires": ({"monitoring_ttft_p95_threshold_s": 10 ** 9}, ["monitoring_ttft_p95_threshold_s="]),
+    "monitoring-queue-never-fires": ({"monitoring_waiting_requests_threshold": 10 ** 9}, ["monitoring_waiting_requests_threshold="]),
+    "monitoring-alertmanager-no-port": ({"monitoring_alertmanagers": ["am.example"]},
+                                        ["monitoring_alertmanagers[0]=\"am.example\" must be host:port"]),
+    "monitoring-verdict-age-1": ({"monitoring_verdict_max_age_s": 1}, ["monitoring_verdict_max_age_s=1"]),
+    # messages name the variable the user set
+    "port-leading-space": ({"serve_port": " 8000"}, ["serve_port=\" 8000\""]),
+    "release-id-newline": ({"venv_release_id": "r1\n"}, ["venv_release_id="]),
+    "port-trailing-space": ({"serve_port": "18150 "}, ["serve_port=\"18150 \""]),
     # a misspelt setting would be ignored: refused, with the closest names
     "misspelt-serve-prot": ({"serve_prot": 8001}, ["serve_prot is not a setting of any glm53.serving role",
                                                    "did you mean serve_port"]),
@@ -483,6 +524,16 @@ ROLLOUT = {
     "rollout-gate-boolean": ({"rollout_max_regression_pct": {"output_throughput": True}},
                              ["not true or false", "not these: output_throughput"]),
     "rollout-gate-misspelt-figure": ({"rollout_max_regression_pct": {"p99_tfft_ms": 10}}, ["not these: p99_tfft_ms"]),
+    "rollout-serial-list-100-first": ({"rollout_serial": ["100%"]}, ["rollout_serial[0]=\"100%\""]),
+    "rollout-drain-tasks-missing": ({"rollout_drain_tasks": "/nonexistent/drain.yml"},
+                                    ["rollout_drain_tasks points at /nonexistent/drain.yml, which is not a file"]),
+    "rollout-admit-tasks-missing": ({"rollout_admit_tasks": "/nonexistent/admit.yml"},
+                                    ["rollout_admit_tasks points at /nonexistent/admit.yml, which is not a file"]),
+    "rollout-gate-negative": ({"rollout_max_regression_pct": {"output_throughput": -5}}, ["not these: output_throughput"]),
+    "rollout-gate-past-1000": ({"rollout_max_regression_pct": {"p99_ttft_ms": 5000}}, ["not these: p99_ttft_ms"]),
+    "rollout-gate-text": ({"rollout_max_regression_pct": {"output_throughput": "ten"}}, ["not these: output_throughput"]),
+    "rollout-upgrade-role-typo": ({"rollout_upgrade_roles": ["glm53.serving.venvv"]},
+                                  ["rollout_upgrade_roles names glm53.serving.venvv"]),
     "rollout-upgrade-role-misspelt": ({"rollout_upgrade_roles": ["glm53.serving.venv", "glm53.serving.vllm-fork"]},
                                       ["rollout_upgrade_roles names glm53.serving.vllm-fork"]),
 }
