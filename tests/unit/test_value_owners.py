@@ -35,22 +35,18 @@ OWNERS = {
     "vllm_fork_cuda_arch_list": ["venv_release_pins"],
     "flashinfer_cuda_arch_list": ["venv_release_pins"],
 }
-# The names removed for their owner's (unknown_settings refuses each, naming the owner).
-REMOVED_ALIASES = {
-    "service_user": "venv_service_user", "service_group": "venv_service_group", "service_port": "serve_port",
-    "service_script_path": "serve_script_path", "service_env_file": "serve_env_file",
-    "service_api_key": "serve_api_key", "service_served_model_name": "serve_served_model_name",
-    "service_max_model_len": "serve_max_model_len", "service_watchdog_textfile_dir": "probes_textfile_dir",
-    "heal_textfile_dir": "probes_textfile_dir", "preflight_tensor_parallel_size": "serve_tensor_parallel_size",
-    "preflight_service_user": "venv_service_user", "preflight_service_name": "service_name",
-    "preflight_python_interpreter": "venv_python", "preflight_serve_port": "serve_port",
-    "probes_api_key": "serve_api_key", "probes_served_model_name": "serve_served_model_name",
-    "probes_max_model_len": "serve_max_model_len", "probes_service_manager": "service_mode",
-    "probes_service_name": "service_name", "rollout_releases_dir": "venv_releases_dir",
-    "serve_model_path": "model_path", "serve_service_user": "venv_service_user", "serve_service_name": "service_name",
-    "serve_gpu_compute_capability": "preflight_gpu_compute_capability", "flashinfer_service_user": "venv_service_user",
-    "probes_bench_tokenizer": "model_path",
-}
+# The names removed for their owner's (unknown_settings refuses each, naming the owner): the filter's table, held to a
+# few pairs written here and to its size.
+from ansible_collections.glm53.serving.plugins.filter.unknown_settings import RENAMED as REMOVED_ALIASES  # noqa: E402
+
+
+def test_the_removed_names_are_the_second_names_of_shared_values():
+    assert len(REMOVED_ALIASES) == 27
+    assert {REMOVED_ALIASES[k] for k in ("service_port", "preflight_serve_port")} == {"serve_port"}
+    assert {REMOVED_ALIASES[k] for k in ("service_api_key", "probes_api_key")} == {"serve_api_key"}
+    assert {REMOVED_ALIASES[k] for k in ("serve_model_path", "probes_bench_tokenizer")} == {"model_path"}
+    assert REMOVED_ALIASES["rollout_releases_dir"] == "venv_releases_dir"
+    assert all(new in OWNERS or new in SHARED for new in REMOVED_ALIASES.values())
 # Settings that look alike but are separate on purpose.
 INDEPENDENT = {("preflight_evidence_dir", "probes_evidence_dir")}
 
