@@ -296,13 +296,16 @@ def main():
             ledger, ids, version = read(p["path"])
         except (OSError, ValueError) as exc:
             module.fail_json(msg="install_ledger: cannot lock and read %s: %s" % (p["path"], exc))
+    # the ledger's own folder, made just now for the lock, is the collection's (recorded below with the rest)
+    if folder_top and not any(_inside(folder_top, k) for k in ledger["paths"]):
+        added["paths"].append(folder_top)
     foreign = foreign_claims(p["claims"], p["path"], ledger, ids, version, added)
     if foreign:
         if lock is not None:
             os.close(lock)
         module.fail_json(msg=" ".join(foreign), foreign=foreign, ledger=ledger, added=dict((k, []) for k in KINDS))
-    for name in [folder] + p["paths"] + [c["path"] for c in p["claims"]]:
-        top = folder_top if name == folder else topmost_missing(name)
+    for name in p["paths"] + [c["path"] for c in p["claims"]]:
+        top = topmost_missing(name)
         # a folder inside one already recorded is the collection's already (a later run makes it, or never does)
         if top and not any(_inside(top, k) for k in ledger["paths"] + added["paths"]):
             added["paths"].append(top)
