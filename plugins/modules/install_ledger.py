@@ -19,8 +19,8 @@ description:
     must be the collection's, equal to or inside a recorded entry; anything else (another service's folder, an
     operator's file, the ledger itself) is refused with one message per path, naming the variable, and nothing is
     recorded or written.
-  - Each recorded entry that exists gets its identity (device and inode) recorded, by the first call that finds it
-    made. An entry whose path now holds something else (removed and made again by another tool) is no longer the
+  - Each recorded folder that exists gets its identity (device and inode) recorded, by the first call that finds it
+    made (a file is replaced whole on every write, so it is the collection's by its record). An entry whose path now holds something else (removed and made again by another tool) is no longer the
     collection's. A ledger written before identities were kept (no C(version)) marks a host the collection
     installed, so the files it claims there are taken as its own, once.
   - An entry, once recorded, stays until C(state=absent) removes the ledger; a later run adds only what is new. A
@@ -151,6 +151,7 @@ import grp
 import json
 import os
 import pwd
+import stat
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._atomic_file import write_text
@@ -191,11 +192,14 @@ def read(path):
 
 
 def identity(path):
+    """A folder's device and inode (None for what is not a folder). A file the collection writes is replaced whole on
+    every change (written beside it, then renamed over it), so its inode moves with each write: a file is the
+    collection's by its record alone."""
     try:
         st = os.lstat(path)
     except OSError:
         return None
-    return [st.st_dev, st.st_ino]
+    return [st.st_dev, st.st_ino] if stat.S_ISDIR(st.st_mode) else None
 
 
 def _inside(path, entry):
@@ -217,10 +221,10 @@ def owned(entries, ids):
     """(owned, replaced): the recorded entries that exist and are still the collection's, and those replaced."""
     mine, replaced = [], []
     for entry in entries:
-        now = identity(entry)
-        if now is None:
+        if not os.path.lexists(entry):
             continue
-        (replaced if entry in ids and ids[entry] != now else mine).append(entry)
+        now = identity(entry)
+        (replaced if now is not None and entry in ids and ids[entry] != now else mine).append(entry)
     return mine, replaced
 
 
