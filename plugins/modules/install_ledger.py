@@ -20,7 +20,8 @@ description:
     operator's file, the ledger itself) is refused with one message per path, naming the variable, and nothing is
     recorded or written.
   - Each recorded folder that exists gets its identity (device and inode) recorded, by the first call that finds it
-    made (a file is replaced whole on every write, so it is the collection's by its record). An entry whose path now holds something else (removed and made again by another tool) is no longer the
+    made (a file is replaced whole on every write, so it is the collection's by its record). An entry whose path
+    now holds something else (removed and made again by another tool) is no longer the
     collection's. A ledger written before identities were kept (no C(version)) marks a host the collection
     installed, so the files it claims there are taken as its own, once.
   - An entry, once recorded, stays until C(state=absent) removes the ledger; a later run adds only what is new. A
