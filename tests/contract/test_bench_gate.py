@@ -66,7 +66,7 @@ def gate(tmp_path_factory, request):
              "probes_needle_targets": [20000], "probes_needle_depths": [50], "probes_textfile_dir": "",
              "probes_report_dir": str(tmp / "report"), "model_path": str(model),
              "probes_bench_dir": str(tmp / "bench"), "releases_dir": str(releases), "old_url": servers["old"].url,
-             "out_dir": str(tmp / "out"), **LOAD}
+             "out_dir": str(tmp / "out"), "__glm53_ledger_file": str(tmp / "ledger.json"), **LOAD}
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
     t0 = time.monotonic()
     proc = subprocess.run(["ansible-playbook", "-i", str(tmp / "hosts.yml"), PLAYBOOK, "-e", json.dumps(extra)],
