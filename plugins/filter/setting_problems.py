@@ -96,15 +96,6 @@ def unseen_at(text, allowed=""):
     return None
 
 
-class _Unseen(object):
-    """A stand-in for the old pattern: .search(text) is truthy when text holds a character unseen_at finds."""
-
-    @staticmethod
-    def search(text):
-        return unseen_at(text) is not None
-
-
-_CONTROL = _Unseen()
 # Folders a setting must never name as its own: the collection creates files in it, or removes what is there.
 _SYSTEM_DIRS = frozenset(["/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media", "/mnt",
                           "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/usr/bin",
@@ -169,7 +160,7 @@ def _problem(check):
     elif rule in ("abs_path", "own_dir", "abs_path_no_space") and isinstance(value, str) and _too_long(value):
         return ("%s=%s is longer than a file system takes: at most 255 bytes a name and 4095 in all." % (name, shown))
     elif rule in ("abs_path", "own_dir"):
-        if not isinstance(value, str) or not value.startswith("/") or _CONTROL.search(value) \
+        if not isinstance(value, str) or not value.startswith("/") or unseen_at(value) is not None \
                 or ".." in value.split("/") or value.strip() != value:
             return ("%s=%s must be an absolute path (starting with /, no '..', no line break or control character, "
                     "no spaces around it)." % (name, shown))
@@ -180,7 +171,7 @@ def _problem(check):
             return ("%s=%s is a system folder: the collection writes into this folder or removes what it put there, "
                     "so give it a folder of its own (the default's shape, such as /opt/glm53/...)." % (name, shown))
     elif rule == "abs_path_no_space":
-        if not isinstance(value, str) or not value.startswith("/") or re.search(r"\s", value) or _CONTROL.search(value) \
+        if not isinstance(value, str) or not value.startswith("/") or re.search(r"\s", value) or unseen_at(value) is not None \
                 or ".." in value.split("/"):
             return "%s=%s must be an absolute path (starting with /, no '..') with no spaces in it." % (name, shown)
     elif rule == "hex_commit":
@@ -191,11 +182,11 @@ def _problem(check):
             return ("%s=%s is not a commit: pin a git object name of 7 to 40 hex digits (git rev-parse --short=10 "
                     "<ref>), never a branch, tag or HEAD, which move." % (name, shown))
     elif rule == "nonblank":
-        if not isinstance(value, str) or not value.strip() or _CONTROL.search(value) or value.strip() != value:
+        if not isinstance(value, str) or not value.strip() or unseen_at(value) is not None or value.strip() != value:
             return ("%s=%s must be a non-blank string with no spaces around it, and no line break, control or invisible "
                     "character (zero-width, bidi, byte-order mark) in it." % (name, shown))
     elif rule == "single_line":
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)) or _CONTROL.search(str(value)):
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)) or unseen_at(str(value)) is not None:
             return ("%s=%s must be one line of text: a line break or control character in it would start a new line "
                     "in the file it is written to, and an invisible one (zero-width, bidi, byte-order mark) would hide "
                     "what it says." % (name, shown))
