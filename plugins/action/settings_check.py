@@ -53,9 +53,9 @@ class ActionModule(ActionBase):
         if refusals:
             result.update(failed=True, msg=" ".join(refusals))
             return result
-        validated = dict(task_vars.get("__glm53_validated") or {})
-        validated[role] = to_text(args.get("fingerprint") or "")
-        result["ansible_facts"] = {"__glm53_validated": validated}
+        # One fact per role, set whole: a fact that gathers every role's record in one mapping would be read back
+        # from task_vars and merged, and a multi-host include can hand this host another host's copy of it.
+        result["ansible_facts"] = {"__glm53_validated_" + role: to_text(args.get("fingerprint") or "")}
         if warnings:
             result["warnings"] = warnings
         result["msg"] = "%s: settings checked (%d combinations)" % (role, len(checks))

@@ -33,8 +33,8 @@ options:
     elements: dict
     default: []
   fingerprint:
-    description: A hash of the values checked, recorded in the fact C(__glm53_validated) under O(role), so the
-      role's own entry point checks again only what changed since.
+    description: A hash of the values checked, recorded in the fact C(__glm53_validated_<role>), so the role's own
+      entry point checks again only what changed since.
     type: str
     default: ""
 attributes:

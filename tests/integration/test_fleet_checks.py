@@ -55,3 +55,33 @@ def test_a_run_that_shows_every_host_lists_the_disagreement_and_goes_on(tmp_path
                               {"glm53_validate_stop_all": False})
     assert "disagree on serve_served_model_name" in proc.stdout
     assert "PLAY [Refuse bad settings before anything changes]" in proc.stdout
+
+
+def test_each_host_keeps_its_own_record_and_facts_after_the_checks(tmp_path):
+    """validate.yml records each host's checked settings (a fact per role) and then a play gathers facts: every host
+    keeps its own. ansible-core 2.21 shares one fact record among all hosts when a run_once task comes before their
+    first facts (ansible/ansible#87148), which made every host hold the last host's record and gathered facts."""
+    for host in ("a", "b", "c"):
+        (tmp_path / ("facts-" + host)).mkdir()
+        (tmp_path / ("facts-" + host) / "who.fact").write_text(json.dumps({"name": host}))
+    after = tmp_path / "after.yml"
+    after.write_text(json.dumps([
+        {"import_playbook": os.path.join(REPO, "playbooks", "validate.yml")},
+        {"hosts": "glm53_serving", "gather_facts": False, "tasks": [
+            {"ansible.builtin.setup": {"gather_subset": ["!all", "!min", "local"],
+                                       "fact_path": str(tmp_path) + "/facts-{{ inventory_hostname }}"}},
+            {"ansible.builtin.debug": {"msg": "OWN {{ inventory_hostname }} {{ ansible_local.who.name }} "
+                                              "{{ __glm53_validated_rollout }}"}}]}]))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(json.dumps({"all": {"vars": base(scratch), "children": {
+        "glm53_serving": {"hosts": {"a": {}, "b": {}, "c": {}}}}}}))
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
+    proc = subprocess.run(["ansible-playbook", "-i", str(inventory), str(after), "-e", "glm53_validate_rollout=true"],
+                          capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    own = sorted(line.split('"OWN ', 1)[1].rstrip('"').split() for line in proc.stdout.splitlines() if '"OWN ' in line)
+    assert [row[:2] for row in own] == [["a", "a"], ["b", "b"], ["c", "c"]], own
+    # the rollout's settings hold the host's name (its Alertmanager silence), so each record is the host's own
+    assert len({row[2] for row in own}) == 3, own
