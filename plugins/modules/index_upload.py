@@ -20,12 +20,17 @@ description:
     hash.
   - Returns the pip requirement that installs exactly this wheel (C(name==version --hash=sha256:...)), for
     C(pip install --require-hashes).
+  - Without O(path), it only checks that the index can be used, and changes nothing there (a build's first step,
+    before hours of compiling). The simple API must answer 200. An upload request without a file must be refused
+    as incomplete (HTTP 400). That answer means that the URL takes uploads and that the credentials were accepted.
+    HTTP 401 or 403 means the credentials were not accepted, and 404 or 405 means the URL takes no uploads.
   - Only the Python standard library and Ansible's C(open_url) are used.
 options:
   path:
-    description: The wheel on the host (C(name-version[-build]-python-abi-platform.whl)).
+    description:
+      - The wheel on the host (C(name-version[-build]-python-abi-platform.whl)).
+      - Left out, the index is only checked (see the description).
     type: path
-    required: true
   url:
     description: The index's upload URL (pypiserver's root; a devpi index's URL).
     type: str
@@ -78,35 +83,45 @@ EXAMPLES = r"""
 RETURN = r"""
 filename:
   description: The wheel's file name.
-  returned: always
+  returned: when O(path) is given
   type: str
 name:
   description: The distribution name, as the file name spells it.
-  returned: always
+  returned: when O(path) is given
   type: str
   sample: vllm
 project:
   description: The normalized project name (PEP 503), the simple page's folder.
-  returned: always
+  returned: when O(path) is given
   type: str
 version:
   description: The version, from the file name.
-  returned: always
+  returned: when O(path) is given
   type: str
   sample: 0.28.1rc1.dev6+g13bd949fc
 sha256:
   description: The wheel's sha256.
-  returned: always
+  returned: when O(path) is given
   type: str
 requirement:
   description: The pip requirement that installs exactly this wheel.
-  returned: always
+  returned: when O(path) is given
   type: str
   sample: vllm==0.28.1rc1.dev6+g13bd949fc --hash=sha256:...
 uploaded:
   description: Whether it was uploaded by this run (or would be, in check mode).
-  returned: always
+  returned: when O(path) is given
   type: bool
+upload_status:
+  description: The HTTP status of the upload request without a file, when O(path) is left out (400 when usable).
+  returned: when O(path) is left out and the request was answered
+  type: int
+reason:
+  description:
+    - When the index cannot be used, what to fix. C(credentials) (the user or the password), C(simple_url) (the simple
+      API did not answer 200) or C(url) (the upload URL takes no uploads, or did not answer).
+  returned: when O(path) is left out and the check failed
+  type: str
 """
 
 import hashlib
@@ -158,23 +173,69 @@ def listed_hashes(page, filename):
 
 
 def multipart(fields, filename, content):
-    """A multipart/form-data body (the legacy upload API's), binary-safe: (content type, body)."""
+    """A multipart/form-data body (the legacy upload API's), binary-safe: (content type, body). No file part when
+    filename is None."""
     boundary = uuid.uuid4().hex
     out = []
     for key, value in fields:
         out.append(("--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n%s\r\n" % (
             boundary, key, value)).encode("utf-8"))
-    out.append(("--%s\r\nContent-Disposition: form-data; name=\"content\"; filename=\"%s\"\r\n"
-                "Content-Type: application/octet-stream\r\n\r\n" % (boundary, filename)).encode("utf-8"))
-    out.append(content)
-    out.append(("\r\n--%s--\r\n" % boundary).encode("utf-8"))
+    if filename is not None:
+        out.append(("--%s\r\nContent-Disposition: form-data; name=\"content\"; filename=\"%s\"\r\n"
+                    "Content-Type: application/octet-stream\r\n\r\n" % (boundary, filename)).encode("utf-8"))
+        out.append(content)
+        out.append(b"\r\n")
+    out.append(("--%s--\r\n" % boundary).encode("utf-8"))
     return "multipart/form-data; boundary=%s" % boundary, b"".join(out)
+
+
+def upload_fields(name, version, python_tag, sha256):
+    """The legacy upload API's form fields for one wheel."""
+    return [(":action", "file_upload"), ("protocol_version", "1"), ("name", name), ("version", version),
+            ("filetype", "bdist_wheel"), ("pyversion", python_tag), ("metadata_version", "2.1"),
+            ("sha256_digest", sha256)]
+
+
+def check_index(module, auth):
+    """Whether the index can be used, changing nothing there: its simple API answers, and an upload request without
+    a file is refused as incomplete (400: the URL takes uploads and the credentials were accepted). Fails the module
+    with what is wrong; returns the module's result."""
+    p = module.params
+    try:
+        open_url(p["simple_url"], validate_certs=p["validate_certs"], timeout=p["timeout"], follow_redirects="none",
+                 **auth).read()
+    except HTTPError as exc:
+        module.fail_json(msg="reading %s: HTTP %s %s (hosts install from there)"
+                             % (p["simple_url"], exc.code, exc.reason), reason="credentials"
+                         if exc.code in (401, 403) else "simple_url")
+    except Exception as exc:  # pylint: disable=broad-except  # URLError, timeouts, TLS: say which URL
+        module.fail_json(msg="reading %s: %s (hosts install from there)" % (p["simple_url"], exc),
+                         reason="simple_url")
+    ctype, body = multipart([(":action", "file_upload"), ("protocol_version", "1")], None, b"")
+    status = 200
+    try:
+        open_url(p["url"], data=body, method="POST", headers={"Content-Type": ctype}, follow_redirects="none",
+                 validate_certs=p["validate_certs"], timeout=p["timeout"], **auth).read()
+    except HTTPError as exc:
+        status = exc.code
+    except Exception as exc:  # pylint: disable=broad-except
+        module.fail_json(msg="an upload request to %s: %s" % (p["url"], exc), reason="url")
+    if status in (401, 403):
+        module.fail_json(msg="the index at %s refused the credentials for uploads (HTTP %s)%s" % (
+            p["url"], status, "" if p["username"] else ": no user was given"), reason="credentials",
+            upload_status=status)
+    if status != 400:
+        module.fail_json(msg="%s does not take uploads: an upload request without a file got HTTP %s, where an "
+                             "index that takes them refuses it as incomplete (400). Give the index's upload URL "
+                             "(pypiserver's root, a devpi index's URL)." % (p["url"], status), reason="url",
+                         upload_status=status)
+    return dict(changed=False, upload_status=status)
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            path=dict(type="path", required=True),
+            path=dict(type="path"),
             url=dict(type="str", required=True),
             simple_url=dict(type="str", required=True),
             username=dict(type="str"),
@@ -185,23 +246,25 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    for option in ("url", "simple_url"):
+        if urlsplit(p[option]).scheme not in ("http", "https"):
+            module.fail_json(msg="%s=%r is not an http or https URL" % (option, p[option]))
+    # basic authentication, sent with the first request (open_url's own options)
+    auth = dict(url_username=p["username"], url_password=p["password"] or "", force_basic_auth=True) \
+        if p["username"] else {}
+    if not p["path"]:
+        module.exit_json(**check_index(module, auth))
     filename = os.path.basename(p["path"])
     parsed = parse_wheel_name(filename)
     if parsed is None:
         module.fail_json(msg="%s is not a wheel's file name (name-version[-build]-python-abi-platform.whl)" % filename)
     name, project, version, python_tag = parsed
-    for option in ("url", "simple_url"):
-        if urlsplit(p[option]).scheme not in ("http", "https"):
-            module.fail_json(msg="%s=%r is not an http or https URL" % (option, p[option]))
     try:
         with open(p["path"], "rb") as f:
             content = f.read()
     except OSError as exc:
         module.fail_json(msg="cannot read %s: %s" % (p["path"], exc))
     sha256 = hashlib.sha256(content).hexdigest()
-    # basic authentication, sent with the first request (open_url's own options)
-    auth = dict(url_username=p["username"], url_password=p["password"] or "", force_basic_auth=True) \
-        if p["username"] else {}
     page_url = p["simple_url"].rstrip("/") + "/" + project + "/"
     result = dict(changed=False, filename=filename, name=name, project=project, version=version, sha256=sha256,
                   requirement="%s==%s --hash=sha256:%s" % (name, version, sha256), uploaded=False)
@@ -230,10 +293,7 @@ def main():
     result.update(changed=True, uploaded=True)
     if module.check_mode:
         module.exit_json(**result)
-    fields = [(":action", "file_upload"), ("protocol_version", "1"), ("name", name), ("version", version),
-              ("filetype", "bdist_wheel"), ("pyversion", python_tag), ("metadata_version", "2.1"),
-              ("sha256_digest", sha256)]
-    ctype, body = multipart(fields, filename, content)
+    ctype, body = multipart(upload_fields(name, version, python_tag, sha256), filename, content)
     try:
         open_url(p["url"], data=body, method="POST", headers={"Content-Type": ctype},
                  validate_certs=p["validate_certs"], timeout=p["timeout"], **auth)
