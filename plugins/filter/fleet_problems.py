@@ -65,6 +65,7 @@ import difflib
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.glm53.serving.plugins.filter.shared_machine_problems import _get
+from ansible_collections.glm53.serving.plugins.module_utils._undefined import is_unresolved, unresolved_message
 
 # Values every host of a pool must share, as the inventory sets them.
 AGREE = ("serve_served_model_name", "vllm_fork_repo_url", "vllm_fork_version", "vllm_fork_minimum_commit",
@@ -73,10 +74,26 @@ BUILDERS = (("vllm_fork_build_mode", "vllm_fork_builder_host"), ("flashinfer_bui
 _UNSET = "(the role's default)"
 
 
+def _unresolved(hosts, hostvars, names):
+    """The refusals of these settings where a host's value uses a variable that is not defined."""
+    out = []
+    for name in names:
+        found = {}
+        for host in hosts:
+            value = _get(hostvars[host], name)
+            if is_unresolved(value):
+                found.setdefault(unresolved_message(name, value, " (on %s)"), []).append(host)
+        out.extend(msg % (", ".join(h[:3]) + (" and %d more" % (len(h) - 3) if len(h) > 3 else ""))
+                   for msg, h in sorted(found.items()))
+    return out
+
+
 def _disagree(hosts, hostvars, name):
     values = {}
     for host in hosts:
         value = _get(hostvars[host], name)
+        if is_unresolved(value):
+            return None  # refused as such
         values.setdefault(_UNSET if value is None else str(value), []).append(host)
     if len(values) < 2:
         return None
@@ -96,9 +113,11 @@ def fleet_problems(hosts, pattern, groups, hostvars):
                 "run would change nothing and pass.%s The inventory's groups: %s. Put your serving hosts in "
                 "glm53_serving, or give their group with -e rollout_hosts=GROUP." % (
                     pattern, (" Did you mean %s?" % " or ".join(close)) if close else "", ", ".join(names) or "none")]
-    out = [msg for msg in (_disagree(hosts, hostvars, name) for name in AGREE) if msg]
+    out = _unresolved(hosts, hostvars, AGREE + tuple(n for pair in BUILDERS for n in pair))
+    out += [msg for msg in (_disagree(hosts, hostvars, name) for name in AGREE) if msg]
     for mode_name, builder_name in BUILDERS:
-        modes = set(str(_get(hostvars[h], mode_name) or "local") for h in hosts)
+        modes = set(str(_get(hostvars[h], mode_name) or "local") for h in hosts
+                    if not is_unresolved(_get(hostvars[h], mode_name)))
         if not modes & {"wheel", "index"}:
             continue
         msg = _disagree(hosts, hostvars, builder_name)
@@ -106,7 +125,7 @@ def fleet_problems(hosts, pattern, groups, hostvars):
             out.append(msg)
             continue
         builder = _get(hostvars[hosts[0]], builder_name)
-        if builder is not None and str(builder) not in hosts:
+        if builder is not None and not is_unresolved(builder) and str(builder) not in hosts:
             out.append("%s=%s is not one of the hosts of this run (%s): in the %s build mode it builds once for "
                        "all of them, and the others would wait for a build that never comes, after hours. Name one "
                        "of the run's hosts, or leave it to its default (the first)." % (

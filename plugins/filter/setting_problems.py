@@ -21,7 +21,7 @@ description:
     C(nonblank) (a string with something other than spaces, and no line break), C(url) (http or https with a
     host), C(serial) (a batch size of at least 1, or a whole-number percentage above 0 and below 100),
     C(count_or_pct) (a count of hosts of 0 or more, or a whole-number percentage from 0 to 100),
-    C(duration) (a Prometheus duration such as C(30s) or C(1h30m)), C(own_dir) (an
+    C(duration) (a Prometheus duration such as C(30s) or C(1h30m), with C(min) and C(max) in seconds), C(own_dir) (an
     C(abs_path) that is not a system folder such as C(/), C(/etc), C(/usr), C(/var), C(/opt) or a home: a folder
     the collection writes into or removes things from), C(env_name) (an environment variable name: a letter or
     C(_), then letters, digits or C(_)), C(unix_name) (a user or group name as useradd takes it),
@@ -73,6 +73,19 @@ _URL = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[^/\s:\[\]]+)(:[0-9]{1,5})?(/\S
 _INT = re.compile(r"-?[0-9]+")
 _FLOAT = re.compile(r"-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
 _DURATION = re.compile(r"([0-9]+(ms|s|m|h|d|w|y))+")
+_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+
+
+def _span(seconds):
+    """A bound in seconds as the largest Prometheus unit that writes it whole (86400 -> 1d)."""
+    if seconds is None:
+        return "any"
+    if seconds == 0:
+        return "0s"
+    for unit in ("y", "w", "d", "h", "m", "s"):
+        if seconds >= _UNIT_S[unit] and seconds % _UNIT_S[unit] == 0:
+            return "%d%s" % (seconds // _UNIT_S[unit], unit)
+    return "%sms" % int(seconds * 1000)
 _UNIX_NAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Control characters (C0, DEL, C1), line and paragraph separators, and the invisible format characters: zero-width
@@ -205,6 +218,10 @@ def _problem(check):
         if not isinstance(value, str) or not _DURATION.fullmatch(value):
             return ("%s=%s must be a Prometheus duration: a whole number and a unit (ms, s, m, h, d, w, y), such as "
                     "30s, 2m or 1h30m." % (name, shown))
+        seconds = sum(int(n) * _UNIT_S[unit] for n, unit in re.findall(r"([0-9]+)(ms|s|m|h|d|w|y)", value))
+        low, high = check.get("min"), check.get("max")
+        if (low is not None and seconds < low) or (high is not None and seconds > high):
+            return "%s=%s must be a Prometheus duration from %s to %s." % (name, shown, _span(low), _span(high))
     elif rule == "serial" and isinstance(value, list) and value:
         # Ansible's serial list, batch by batch ([1, "25%", "100%"]): each item a batch size or a percentage
         for i, item in enumerate(value):

@@ -67,6 +67,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.glm53.serving.plugins.filter.setting_problems import setting_problems
 from ansible_collections.glm53.serving.plugins.module_utils._role_specs import SpecError, load_yaml, role_dir
+from ansible_collections.glm53.serving.plugins.module_utils._undefined import is_unresolved, unresolved_message
 
 _CACHE = {}
 _KEYS = {"rule", "min", "max", "hint", "secret", "skip_empty", "each", "keys", "attribute", "label"}
@@ -112,11 +113,16 @@ def setting_rules(roles, values=None, unset="__glm53_unset__"):
         return sorted(names)
     if not isinstance(values, dict):
         raise AnsibleFilterError("setting_rules expects the values as a mapping")
-    checks = []
+    checks, unresolved = [], []
     for name, entry in rules:
         value = values.get(name, unset)
         if isinstance(value, str) and value == unset:
             continue
+        if is_unresolved(value):
+            unresolved.append(unresolved_message(name, value))
+            continue
+        if any(is_unresolved(values.get(entry[k]["setting"])) for k in ("min", "max") if isinstance(entry.get(k), dict)):
+            continue  # a bound that could not be evaluated is refused as its own setting
         if entry.get("skip_empty") and (value is None or (hasattr(value, "__len__") and len(value) == 0)):
             continue
         check = {"name": entry.get("label", name), "rule": entry["rule"]}
@@ -137,7 +143,7 @@ def setting_rules(roles, values=None, unset="__glm53_unset__"):
         else:
             check["value"] = value
         checks.append(check)
-    return setting_problems(checks)
+    return sorted(set(unresolved)) + setting_problems(checks)
 
 
 class FilterModule(object):

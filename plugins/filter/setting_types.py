@@ -21,6 +21,8 @@ description:
     or control character (zero-width spaces and joiners, bidi embeddings, overrides and isolates, the byte-order
     mark, C0 and C1 controls other than tab and line breaks), since such a value reaches a header, a unit line, an
     env file or a file name unseen. Line breaks are left to each setting's own rule.
+  - A value that could not be evaluated (from the P(glm53.serving.setting_values#lookup) lookup, for a value that uses
+    a variable that is not defined) is refused naming the setting and the missing variable.
   - A whole number is digits only, with an optional sign (ASCII, all of the value); a number is a decimal in
     ASCII. Booleans are Ansible's (C(true), C(yes), C(on), C(1) and their opposites). Values of C(no_log) options
     and of names that hold secrets are never shown.
@@ -65,6 +67,7 @@ from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.glm53.serving.plugins.filter.setting_problems import unseen_at
 from ansible_collections.glm53.serving.plugins.module_utils._role_specs import SpecError, role_options
+from ansible_collections.glm53.serving.plugins.module_utils._undefined import is_unresolved, unresolved_message
 
 _INT = re.compile(r"[+-]?[0-9]+\Z")
 _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
@@ -162,6 +165,8 @@ def _invisible(name, value):
 
 
 def _problems(name, option, value):
+    if is_unresolved(value):
+        return [unresolved_message(name, value)]
     kind = option.get("type", "str")
     secret = bool(option.get("no_log")) or bool(_SECRET.search(name))
     shown = _shown(value, secret)

@@ -50,12 +50,16 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.glm53.serving.plugins.module_utils._undefined import settled, unresolved
+
 
 def _get(hvars, name, default=None):
+    """A host's value of name (default when it is not set), or the unresolved mapping of a value that uses a variable
+    that is not defined (module_utils/_undefined.py): the callers name the setting then."""
     try:
-        value = hvars.get(name, default)
-    except Exception:  # a templating error in someone's inventory value is reported by the roles' own checks
-        return default
+        value = settled(hvars.get(name, default))
+    except Exception as exc:  # pylint: disable=broad-except  # the template engine's error, named by the caller
+        return unresolved(getattr(exc, "message", None) or exc)
     return default if value is None else value
 
 
