@@ -65,7 +65,8 @@ import difflib
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.glm53.serving.plugins.filter.shared_machine_problems import _get
-from ansible_collections.glm53.serving.plugins.module_utils._undefined import is_unresolved, unresolved_message
+from ansible_collections.glm53.serving.plugins.module_utils._role_specs import collection_variables
+from ansible_collections.glm53.serving.plugins.module_utils._undefined import KEY, is_unresolved, unresolved_message
 
 # Values every host of a pool must share, as the inventory sets them.
 AGREE = ("serve_served_model_name", "vllm_fork_repo_url", "vllm_fork_version", "vllm_fork_minimum_commit",
@@ -81,7 +82,7 @@ def _unresolved(hosts, hostvars, names):
         found = {}
         for host in hosts:
             value = _get(hostvars[host], name)
-            if is_unresolved(value):
+            if is_unresolved(value) and value.get(KEY) not in collection_variables():  # else resolved in a role
                 found.setdefault(unresolved_message(name, value, " (on %s)"), []).append(host)
         out.extend(msg % (", ".join(h[:3]) + (" and %d more" % (len(h) - 3) if len(h) > 3 else ""))
                    for msg, h in sorted(found.items()))

@@ -86,6 +86,8 @@ def _span(seconds):
         if seconds >= _UNIT_S[unit] and seconds % _UNIT_S[unit] == 0:
             return "%d%s" % (seconds // _UNIT_S[unit], unit)
     return "%sms" % int(seconds * 1000)
+
+
 _UNIX_NAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Control characters (C0, DEL, C1), line and paragraph separators, and the invisible format characters: zero-width

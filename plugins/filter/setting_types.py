@@ -36,6 +36,13 @@ options:
   values:
     description: The settings' values, by name (a setting that is not set is left out).
     type: dict
+  defer_role_variables:
+    description:
+      - Leave out a value that could not be evaluated because it uses a variable one of this collection's roles
+        defines, such as C(rollout_metrics_url) written with C(serve_port). It resolves in that role's context,
+        where the role's own check evaluates it. For a check made before any role's defaults are loaded.
+    type: bool
+    default: false
 author:
   - glm53.serving contributors (@glm53)
 """
@@ -66,8 +73,8 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.glm53.serving.plugins.filter.setting_problems import unseen_at
-from ansible_collections.glm53.serving.plugins.module_utils._role_specs import SpecError, role_options
-from ansible_collections.glm53.serving.plugins.module_utils._undefined import is_unresolved, unresolved_message
+from ansible_collections.glm53.serving.plugins.module_utils._role_specs import SpecError, collection_variables, role_options
+from ansible_collections.glm53.serving.plugins.module_utils._undefined import KEY, is_unresolved, unresolved_message
 
 _INT = re.compile(r"[+-]?[0-9]+\Z")
 _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
@@ -164,8 +171,10 @@ def _invisible(name, value):
     return []
 
 
-def _problems(name, option, value):
+def _problems(name, option, value, defer=False):
     if is_unresolved(value):
+        if defer and value.get(KEY) in collection_variables():
+            return []  # a role's own variable: that role's check, in its context, evaluates it
         return [unresolved_message(name, value)]
     kind = option.get("type", "str")
     secret = bool(option.get("no_log")) or bool(_SECRET.search(name))
@@ -204,7 +213,7 @@ def _problems(name, option, value):
     return []
 
 
-def setting_types(roles, values=None):
+def setting_types(roles, values=None, defer_role_variables=False):
     if not isinstance(roles, list):
         raise AnsibleFilterError("setting_types expects a list of role names")
     options = {}
@@ -222,7 +231,8 @@ def setting_types(roles, values=None):
     out = []
     for name in sorted(values):
         if name in options:
-            out.extend(_problems(name, options[name], values[name]) or _invisible(name, values[name]))
+            out.extend(_problems(name, options[name], values[name], defer_role_variables)
+                       or _invisible(name, values[name]))
     return out
 
 

@@ -65,3 +65,19 @@ def role_options(role):
                 found.setdefault(name, option or {})
         _CACHE[role] = found
     return _CACHE[role]
+
+
+def collection_variables():
+    """The names every role of this collection defines (defaults, vars and argument specs): a setting that uses one
+    of them resolves only in that role's context, where the roles' own checks see it."""
+    if "__variables__" not in _CACHE:
+        names = set()
+        for role in os.listdir(ROLES_DIR):
+            for rel in (("defaults", "main.yml"), ("vars", "main.yml")):
+                path = os.path.join(ROLES_DIR, role, *rel)
+                if os.path.exists(path):
+                    names.update(load_yaml(path))
+        for role in role_names():
+            names.update(role_options(role))
+        _CACHE["__variables__"] = frozenset(names)
+    return _CACHE["__variables__"]

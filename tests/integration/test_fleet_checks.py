@@ -85,3 +85,18 @@ def test_each_host_keeps_its_own_record_and_facts_after_the_checks(tmp_path):
     assert [row[:2] for row in own] == [["a", "a"], ["b", "b"], ["c", "c"]], own
     # the rollout's settings hold the host's name (its Alertmanager silence), so each record is the host's own
     assert len({row[2] for row in own}) == 3, own
+
+
+def test_a_role_defaults_own_expression_copied_into_the_inventory_passes(tmp_path):
+    """A value written as the role's default is (it uses variables the roles define, which resolve only in a role's
+    context) passes: the first check leaves it to the role's own check, which evaluates it. A misspelt variable in
+    the same expression is refused naming the setting and the variable."""
+    good = {"rollout_metrics_url": "{{ __glm53_local_origin }}:{{ serve_port }}", "glm53_validate_rollout": True,
+            "serve_served_model_name": "{{ 'glm-5.3-flash' if serve_max_model_len | int > 0 else 'other' }}"}
+    proc, _scratch = validate(tmp_path, {"a": {}, "b": {}}, good)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    bad = dict(good, rollout_metrics_url="{{ __glm53_lcal_origin }}:{{ serve_port }}")
+    (tmp_path / "bad").mkdir()
+    proc, _scratch = validate(tmp_path / "bad", {"a": {}}, bad)
+    assert proc.returncode != 0
+    assert "rollout_metrics_url uses __glm53_lcal_origin, which is not defined" in proc.stdout, proc.stdout[-3000:]

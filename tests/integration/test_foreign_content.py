@@ -133,3 +133,18 @@ def test_foreign_content_is_never_taken_over_or_removed(tmp_path):
     assert heal.returncode != 0
     assert "heal_state_file=%s exists and glm53.serving did not make it" % host["heal_state_file"] in heal.stdout
     assert tree(str(tmp_path / "theirs")) == before
+
+    # the roles reused on their own, from a playbook that claims nothing first: each role claims its paths before it
+    # writes (preflight only reads and writes its evidence, serve its script and env file)
+    reuse = tmp_path / "reuse.yml"
+    reuse.write_text(json.dumps([{"hosts": "glm53_serving", "gather_facts": False,
+                                  "roles": ["glm53.serving.serve", "glm53.serving.service"]}]))
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
+    alone = subprocess.run(["ansible-playbook", "-i", str(inventory), str(reuse)], capture_output=True, text=True,
+                           env=env, timeout=900)
+    assert alone.returncode != 0
+    for name in ("serve_script_path", "serve_env_file"):
+        assert "%s=%s exists and glm53.serving did not make it" % (name, host[name]) in alone.stdout, \
+            alone.stdout[-3000:]
+    assert "TASK [glm53.serving.serve : Claim this role's paths on the host]" in alone.stdout
+    assert tree(str(tmp_path / "theirs")) == before
