@@ -38,12 +38,12 @@ def load(role, name):
 
 
 def numbers(role):
-    """{name: type} of a role's options that are numbers."""
+    """{name: option} of a role's options that are numbers."""
     out = {}
     for entry in (load(role, "argument_specs.yml").get("argument_specs") or {}).values():
         for name, option in ((entry or {}).get("options") or {}).items():
             if not name.startswith("_") and (option or {}).get("type") in ("int", "float"):
-                out.setdefault(name, option["type"])
+                out.setdefault(name, option)
     return out
 
 
@@ -87,8 +87,15 @@ def rows():
                     out.append((role, entry.get("label", label), _bound(entry["min"], rule), _bound(entry["max"], rule),
                                 " ".join(str(entry["hint"]).split())))
         for name in sorted(kinds):
-            if not any(e["rule"] in NUMBER_RULES for e in found.get(name, [])):
-                problems.append("%s: %s is a number (%s) with no range in meta/rules.yml" % (role, name, kinds[name]))
+            if any(e["rule"] in NUMBER_RULES for e in found.get(name, [])):
+                continue
+            choices = kinds[name].get("choices")
+            if choices:  # the argument spec's own list is the range
+                out.append((role, name, str(min(choices)), str(max(choices)),
+                            "one of %s: %s" % (", ".join(str(c) for c in choices), kinds[name]["description"])))
+            else:
+                problems.append("%s: %s is a number (%s) with no range in meta/rules.yml" % (
+                    role, name, kinds[name]["type"]))
     return out, problems
 
 

@@ -69,6 +69,13 @@ options:
         type: str
         choices: [file, dir]
         default: dir
+  forget:
+    description:
+      - Recorded paths the collection removed itself, dropped from the ledger (with C(state=present)), each only
+        when nothing is there any more. A file made there later by someone else is then not the collection's.
+    type: list
+    elements: path
+    default: []
   state:
     description:
       - C(present) records what does not exist yet (the ledger's own folder included); C(query) only reads;
@@ -137,6 +144,12 @@ replaced:
   type: list
   elements: str
   sample: []
+forgotten:
+  description: The paths of O(forget) dropped from the ledger by this call.
+  returned: with C(state=present)
+  type: list
+  elements: str
+  sample: [/etc/cron.d/glm53-heal]
 added:
   description: What this call recorded.
   returned: always
@@ -260,6 +273,7 @@ def main():
             claims=dict(type="list", elements="dict", default=[], options=dict(
                 name=dict(type="str", required=True), path=dict(type="path", required=True),
                 kind=dict(type="str", choices=["file", "dir"], default="dir"))),
+            forget=dict(type="list", elements="path", default=[]),
             state=dict(type="str", choices=["present", "query", "absent"], default="present"),
         ),
         supports_check_mode=True,
@@ -319,18 +333,21 @@ def main():
             if not _exists(kind, name) and name not in ledger[kind] and name not in added[kind]:
                 added[kind].append(name)
     new = dict((k, ledger[k] + added[k]) for k in KINDS)
+    # entries the collection removed itself: a path made later by someone else is not the collection's
+    forgotten = [e for e in new["paths"] if e in p["forget"] and not os.path.lexists(e)]
+    new["paths"] = [e for e in new["paths"] if e not in forgotten]
     # the identity of each recorded entry the collection has made by now (and not yet identified)
-    new_ids = dict(ids)
+    new_ids = dict((k, v) for k, v in ids.items() if k not in forgotten)
     for entry in new["paths"]:
         if entry not in new_ids and identity(entry) is not None:
             new_ids[entry] = identity(entry)
-    changed = any(added[k] for k in KINDS)
+    changed = any(added[k] for k in KINDS) or bool(forgotten)
     if (changed or new_ids != ids or version != LEDGER_VERSION) and not module.check_mode and (new["paths"] or os.path.exists(p["path"])):
         write_text(p["path"], json.dumps(dict(new, ids=new_ids, version=LEDGER_VERSION), indent=1, sort_keys=True) + "\n")
     if lock is not None:
         os.close(lock)  # releases the lock
     mine, replaced = owned(new["paths"], new_ids)
-    module.exit_json(changed=changed, ledger=new, added=added, owned=mine, replaced=replaced)
+    module.exit_json(changed=changed, ledger=new, added=added, owned=mine, replaced=replaced, forgotten=forgotten)
 
 
 if __name__ == "__main__":
