@@ -58,6 +58,7 @@ ensure_apt() {
   # the dashboard test: a real Prometheus scrapes stand-ins and node_exporter's textfile collector
   command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
   command -v prometheus-alertmanager >/dev/null || missing+=(prometheus-alertmanager)  # the rollout's silences
+  command -v haproxy >/dev/null || missing+=(haproxy)  # the HAProxy drain hook's test (its runtime API)
   if [ ${#missing[@]} -gt 0 ]; then
     step "apt: ${missing[*]}"
     apt-get update -qq

@@ -9,7 +9,7 @@ name: setting_values
 short_description: The values of settings by name, each evaluated on its own
 version_added: 0.3.0
 description:
-  - Like P(ansible.builtin.vars#lookup), but a value that cannot be evaluated (it uses a variable that is not
+  - Like the C(ansible.builtin.vars) lookup, but a value that cannot be evaluated (it uses a variable that is not
     defined, or its expression is broken) does not stop the lookup. It comes back as a mapping that names what is
     missing, which P(glm53.serving.setting_types#filter) and P(glm53.serving.setting_rules#filter) report naming
     the setting. The template engine's own error would name only the missing variable, or a line of the inventory.
