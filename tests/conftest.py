@@ -87,3 +87,10 @@ def pytest_terminal_summary(terminalreporter):
     if shown:
         terminalreporter.write_sep("=", "figures")
         terminalreporter.write_line("\n\n".join(shown))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _role_test_ledger(tmp_path_factory):
+    """A role run on this machine claims its paths in a ledger before it writes: the role tests' playbooks read this
+    one (GLM53_TEST_LEDGER), one per test worker, never the machine's own /var/lib/glm53/ledger.json."""
+    os.environ["GLM53_TEST_LEDGER"] = str(tmp_path_factory.mktemp("ledger") / "ledger.json")

@@ -95,8 +95,14 @@ def test_tls_on_refuses_a_folder_that_holds_other_files(tmp_path):
     foreign = tmp_path / "ssl"
     foreign.mkdir()
     (foreign / "bundle.pem").write_text("a CA bundle the role did not put here\n")
+    # the claim refuses a folder that is not in the ledger; past it (a folder the ledger lists), the role's own
+    # check still refuses one that holds files it did not put there
     proc, _extra = run_role(tmp_path, serve_tls_dir=str(foreign), serve_ssl_certfile_src=str(src / "server.crt"),
                             serve_ssl_keyfile_src=str(src / "server.key"))
+    assert proc.returncode != 0
+    assert "serve_tls_dir=%s exists and glm53.serving did not make it" % foreign in proc.stdout, proc.stdout[-3000:]
+    proc, _extra = run_role(tmp_path, serve_tls_dir=str(foreign), serve_ssl_certfile_src=str(src / "server.crt"),
+                            serve_ssl_keyfile_src=str(src / "server.key"), __glm53_claimed={})
     assert proc.returncode != 0
     assert "serve_tls_dir=\"%s\" holds bundle.pem, which the serve role did not put there" % foreign in proc.stdout
     assert sorted(p.name for p in foreign.iterdir()) == ["bundle.pem"]
@@ -106,7 +112,7 @@ def test_tls_on_refuses_a_folder_that_holds_other_files(tmp_path):
 GUARDS = {
     "context_above_512k": ({"serve_max_model_len": 600000}, ["serve_max_model_len=600000", "serve_allow_long_context"]),
     "one_million_even_with_opt_in": ({"serve_max_model_len": 1048576, "serve_allow_long_context": True},
-                                     ["do not trust answers at 1M"]),
+                                     ["serve_max_model_len=1048576", "1M not to be trusted: no opt-in goes beyond 614400"]),
     "fp8_kv_on_sm89": ({"serve_kv_cache_dtype": "fp8"},
                        ["serve_kv_cache_dtype=fp8",
                         "FP8 kv_data_type for MLA is only supported with the fa3 backend on SM90"]),
