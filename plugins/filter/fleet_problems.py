@@ -75,13 +75,13 @@ BUILDERS = (("vllm_fork_build_mode", "vllm_fork_builder_host"), ("flashinfer_bui
 _UNSET = "(the role's default)"
 
 
-def _unresolved(hosts, hostvars, names):
+def _unresolved(hosts, values, names):
     """The refusals of these settings where a host's value uses a variable that is not defined."""
     out = []
     for name in names:
         found = {}
         for host in hosts:
-            value = _get(hostvars[host], name)
+            value = values[name][host]
             if is_unresolved(value) and value.get(KEY) not in collection_variables():  # else resolved in a role
                 found.setdefault(unresolved_message(name, value, " (on %s)"), []).append(host)
         out.extend(msg % (", ".join(h[:3]) + (" and %d more" % (len(h) - 3) if len(h) > 3 else ""))
@@ -89,17 +89,17 @@ def _unresolved(hosts, hostvars, names):
     return out
 
 
-def _disagree(hosts, hostvars, name):
-    values = {}
+def _disagree(hosts, values, name):
+    groups = {}
     for host in hosts:
-        value = _get(hostvars[host], name)
+        value = values[name][host]
         if is_unresolved(value):
             return None  # refused as such
-        values.setdefault(_UNSET if value is None else str(value), []).append(host)
-    if len(values) < 2:
+        groups.setdefault(_UNSET if value is None else str(value), []).append(host)
+    if len(groups) < 2:
         return None
     parts = ["%s on %s%s" % (value, ", ".join(sorted(h)[:3]), " and %d more" % (len(h) - 3) if len(h) > 3 else "")
-             for value, h in sorted(values.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+             for value, h in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
     return ("The hosts of one pool disagree on %s: %s. They serve one model from one build: set it once for the "
             "group (group_vars), or run the hosts that differ as a pool of their own." % (name, "; ".join(parts)))
 
@@ -114,18 +114,20 @@ def fleet_problems(hosts, pattern, groups, hostvars):
                 "run would change nothing and pass.%s The inventory's groups: %s. Put your serving hosts in "
                 "glm53_serving, or give their group with -e rollout_hosts=GROUP." % (
                     pattern, (" Did you mean %s?" % " or ".join(close)) if close else "", ", ".join(names) or "none")]
-    out = _unresolved(hosts, hostvars, AGREE + tuple(n for pair in BUILDERS for n in pair))
-    out += [msg for msg in (_disagree(hosts, hostvars, name) for name in AGREE) if msg]
+    # each host's value of each setting, read (and templated) once
+    read = AGREE + tuple(n for pair in BUILDERS for n in pair)
+    values = dict((name, dict((h, _get(hostvars[h], name)) for h in hosts)) for name in read)
+    out = _unresolved(hosts, values, read)
+    out += [msg for msg in (_disagree(hosts, values, name) for name in AGREE) if msg]
     for mode_name, builder_name in BUILDERS:
-        modes = set(str(_get(hostvars[h], mode_name) or "local") for h in hosts
-                    if not is_unresolved(_get(hostvars[h], mode_name)))
+        modes = set(str(values[mode_name][h] or "local") for h in hosts if not is_unresolved(values[mode_name][h]))
         if not modes & {"wheel", "index"}:
             continue
-        msg = _disagree(hosts, hostvars, builder_name)
+        msg = _disagree(hosts, values, builder_name)
         if msg:
             out.append(msg)
             continue
-        builder = _get(hostvars[hosts[0]], builder_name)
+        builder = values[builder_name][hosts[0]]
         if builder is not None and not is_unresolved(builder) and str(builder) not in hosts:
             out.append("%s=%s is not one of the hosts of this run (%s): in the %s build mode it builds once for "
                        "all of them, and the others would wait for a build that never comes, after hours. Name one "
