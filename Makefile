@@ -6,7 +6,7 @@ help:
 	@echo "make demo-clean  remove the demo's container and files"
 	@echo "make test        everything: yamllint, shellcheck, ansible-lint, sanity, pytest, contract, molecule"
 	@echo "make lint        yamllint, shellcheck and ansible-lint (production profile)"
-	@echo "make sanity      ansible-test sanity"
+	@echo "make sanity      ansible-test sanity on ansible-core 2.21 and on 2.18 (the lowest supported)"
 	@echo "make pytest      pytest: unit tests and the role tests run by ansible-playbook on this machine"
 	@echo "make contract    the serve role and vllm_serve_args against the real vLLM 0.28.0 (CPU)"
 	@echo "make molecule    every molecule scenario (SCENARIOS=\"default tmux\" or SCENARIO=fleet for some)"
@@ -28,7 +28,7 @@ lint:
 	STAGES="yamllint ansible-lint" bash hack/test.sh
 
 sanity:
-	STAGES=sanity bash hack/test.sh
+	STAGES="sanity sanity-2.18" bash hack/test.sh
 
 pytest:
 	STAGES=pytest bash hack/test.sh

@@ -36,6 +36,12 @@ SHIP_PINS=(
   'galaxy-importer>=0.4.44,<0.5'
 )
 SHIP_VENV=$WORK/ship-venv
+# The lowest ansible-core meta/runtime.yml supports, on Debian 12's own Python 3.11: ansible-test sanity
+# (stage sanity-2.18) and the molecule scenarios in LOW_CORE_SCENARIOS run with it. hack/constraints-low.txt locks it.
+LOW_CORE_PIN='ansible-core>=2.18,<2.19'
+LOW_PINS=("$LOW_CORE_PIN" 'molecule>=26,<27' 'molecule-plugins[docker]>=26' 'pytest-testinfra>=10,<11' 'pytest>=8')
+LOW_VENV=$WORK/venv-2.18
+LOW_CORE_SCENARIOS=${LOW_CORE_SCENARIOS:-build}
 # Packages inside the systemd test images. Changing this list changes the image tag.
 IMAGE_PACKAGES=python3,python3-venv,systemd,systemd-sysv,dbus,sudo,tmux,procps,psmisc,iproute2,ca-certificates,git,curl
 IMAGE_TAG=$(printf '%s' "$IMAGE_PACKAGES" | sha1sum | cut -c1-10)
@@ -59,6 +65,7 @@ ensure_apt() {
   command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
   command -v prometheus-alertmanager >/dev/null || missing+=(prometheus-alertmanager)  # the rollout's silences
   command -v haproxy >/dev/null || missing+=(haproxy)  # the HAProxy drain hook's test (its runtime API)
+  command -v patchelf >/dev/null || missing+=(patchelf)  # the build scenario's standalone CPython archive
   if [ ${#missing[@]} -gt 0 ]; then
     step "apt: ${missing[*]}"
     apt-get update -qq
@@ -112,6 +119,34 @@ ensure_ship_venv() {
   "$SHIP_VENV/bin/pip" install -q -c "$REPO/hack/constraints-ship.txt" "${SHIP_PINS[@]}" 2>&1 | grep -v '^WARNING: Location'
   [ "${PIPESTATUS[0]}" -eq 0 ] || return 1
   echo "$want" >"$stamp"
+}
+
+# The lowest supported controller: ansible-core 2.18 and molecule on Python 3.11, in a venv of its own.
+ensure_low_venv() {
+  local want stamp=$LOW_VENV/.glm53-pins py
+  want=$( (printf '%s\n' "${LOW_PINS[@]}"; cat "$REPO/hack/constraints-low.txt") | sha1sum | cut -c1-10)
+  [ -x "$LOW_VENV/bin/molecule" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return 0
+  step "low venv: $LOW_CORE_PIN and molecule on Python 3.11"
+  py=$(find_python 11 11) || { echo "no Python 3.11 found (pyenv or /usr/bin): the lowest controller runs on it" >&2; return 1; }
+  rm -rf "$LOW_VENV" && "$py" -m venv "$LOW_VENV" || return 1
+  "$LOW_VENV/bin/pip" install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location'
+  "$LOW_VENV/bin/pip" install -q -c "$REPO/hack/constraints-low.txt" "${LOW_PINS[@]}" 2>&1 | grep -v '^WARNING: Location'
+  [ "${PIPESTATUS[0]}" -eq 0 ] || return 1
+  echo "$want" >"$stamp"
+}
+
+# The build scenario's Python 3.10 for the uv route: this machine's CPython 3.10 (pyenv's), repackaged by
+# tests/helpers/make_standalone_python.py in python-build-standalone's install_only layout, once (kept by the
+# interpreter's version and the helper's hash). Exports GLM53_PYTHON_ARCHIVE_DIR (the archive and python.json).
+ensure_python_archive() {
+  local py dir=$WORK/python-archive want
+  py=$(find_python 10 10) || { echo "no Python 3.10 found (pyenv or /usr/bin): the build scenario's uv route needs one to pack" >&2; return 1; }
+  want=$( ("$py" -V; cat "$REPO/tests/helpers/make_standalone_python.py") | sha1sum | cut -c1-10)
+  if [ "$(cat "$dir/.stamp" 2>/dev/null)" != "$want" ]; then
+    rm -rf "$dir" && "$py" "$REPO/tests/helpers/make_standalone_python.py" "$dir" || return 1
+    echo "$want" >"$dir/.stamp"
+  fi
+  export GLM53_PYTHON_ARCHIVE_DIR=$dir
 }
 
 # The real vLLM 0.28.0 for tests/contract and the fleet scenario's performance gate: a Python 3.11 venv (the CPU

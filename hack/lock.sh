@@ -29,6 +29,18 @@ rm -rf "$tmp" && "$py" -m venv "$tmp"
 } >"$ship"
 rm -rf "$tmp"
 echo "wrote $ship ($(grep -c '==' "$ship") pins)"
+low=$REPO/hack/constraints-low.txt
+py=$(find_python 11 11) || { echo "no Python 3.11: the lowest controller's lock not made" >&2; exit 1; }
+rm -rf "$tmp" && "$py" -m venv "$tmp"
+"$tmp/bin/pip" install -q --upgrade pip
+"$tmp/bin/pip" install -q "${LOW_PINS[@]}"
+{
+  echo "# Resolved by 'make lock' (hack/lock.sh) on $(date -u +%Y-%m-%d) with $("$tmp/bin/python" -V) from LOW_PINS in hack/lib.sh;"
+  echo "# ensure_low_venv installs the lowest supported controller's venv with -c this file. Do not edit by hand."
+  "$tmp/bin/pip" freeze --exclude-editable | LC_ALL=C sort -f
+} >"$low"
+rm -rf "$tmp"
+echo "wrote $low ($(grep -c '==' "$low") pins)"
 req=$REPO/tests/contract/requirements-vllm-0.28.0.txt
 py=$(find_python 11 11) || { echo "no Python 3.11: contract lock not checked" >&2; exit 0; }
 "$py" -m venv "$tmp"

@@ -4,9 +4,11 @@
 #                   docs site, ansible-lint and galaxy-importer on the tarball) -> pytest -> contract
 #                   (real vLLM 0.28.0's parser, cached venv)
 #                   -> HOST_LANE_SCENARIOS (molecule build_once)
-#   molecule lanes: the other molecule scenarios, dealt into MOLECULE_LANES, beside the host lane
+#   molecule lanes: the other molecule scenarios, dealt into MOLECULE_LANES, beside the host lane; the last lane
+#                   first runs ansible-test sanity on the lowest supported ansible-core (sanity-2.18), and the
+#                   scenarios of LOW_CORE_SCENARIOS (build) run with that ansible-core on Python 3.11
 # Each stage runs even if an earlier one failed; the last lines are the time profile and the count of stages.
-# Knobs: STAGES="yamllint ansible-lint sanity shipped pytest contract molecule" (subset), SCENARIOS="default ..."
+# Knobs: STAGES="yamllint ansible-lint sanity sanity-2.18 shipped pytest contract molecule" (subset), SCENARIOS="default ..."
 # (default: every molecule/*/molecule.yml), LANES (3; 1 runs everything in turn), MOLECULE_LANES, and those of
 # hack/lib.sh.
 set -uo pipefail
@@ -26,7 +28,7 @@ if [ -n "$other" ] && [ "$other" != $$ ] && tr '\0' ' ' <"/proc/$other/cmdline" 
 fi
 echo $$ >"$RUN_PID_FILE"
 
-STAGES=${STAGES:-yamllint ansible-lint sanity shipped pytest contract molecule}
+STAGES=${STAGES:-yamllint ansible-lint sanity sanity-2.18 shipped pytest contract molecule}
 # Lanes run side by side: the host lane (lint, sanity, pytest, contract, in STAGES order) and the molecule lanes,
 # each a list of scenarios run in turn. A molecule scenario keeps about one core busy at its peak and much less while
 # engines load and drain, so on two cores three lanes finish in about the time of the longest; LANES=1 runs every
@@ -83,23 +85,29 @@ run_stage() {  # name command...  (in a lane: $LANE; the output to $PROFILE/logs
 # path (ansible_collections/glm53/serving, as ansible-test requires) with its shipped tests/sanity ignore file.
 # ansible-test's --venv mode bootstraps pip from ci-files.testing.ansible.com (unreachable
 # here), so the sanity requirements go into a venv of their own with --local --requirements.
+# stage_sanity [low]: on the highest supported ansible-core (2.21, Python 3.12), or with "low" on the lowest (2.18,
+# Python 3.11: LOW_CORE_PIN), each in a sanity venv of its own and a collection path of its own.
 stage_sanity() {
-  local ac=$WORK/ac dest=$WORK/ac/ansible_collections/glm53/serving svenv=$WORK/sanity-venv py ver tarball
-  rm -rf "$ac" "$WORK/tarball" && mkdir -p "$ac" "$WORK/tarball"
-  ansible-galaxy collection build --output-path "$WORK/tarball" . >/dev/null || return 1
-  tarball=$(ls "$WORK"/tarball/glm53-serving-*.tar.gz)
+  local tag=${1:-high} ac dest svenv py ver tarball pin=$CORE_PIN lock=hack/constraints.txt want=12 top=99 pyver=3.12
+  [ "$tag" = low ] && pin=$LOW_CORE_PIN lock=hack/constraints-low.txt want=11 top=11 pyver=3.11
+  ac=$WORK/ac-$tag dest=$WORK/ac-$tag/ansible_collections/glm53/serving svenv=$WORK/sanity-venv-$tag
+  rm -rf "$ac" "$WORK/tarball-$tag" && mkdir -p "$ac" "$WORK/tarball-$tag"
+  ansible-galaxy collection build --output-path "$WORK/tarball-$tag" . >/dev/null || return 1
+  tarball=$(ls "$WORK"/tarball-"$tag"/glm53-serving-*.tar.gz)
   ansible-galaxy collection install --offline --force -p "$ac" "$tarball" >/dev/null || return 1
   # The ignore file stays out of the tarball (galaxy.yml says why); sanity reads it from the checkout.
   mkdir -p "$dest/tests/sanity" && cp tests/sanity/ignore-*.txt "$dest/tests/sanity/"
   echo "sanity on $(basename "$tarball") installed at $dest ($(find "$dest" -type f | wc -l) files)"
-  if [ ! -x "$svenv/bin/ansible-test" ]; then
-    py=$(find_python 12 99) || return 1
-    "$py" -m venv "$svenv" && "$svenv/bin/pip" install -q --upgrade pip && "$svenv/bin/pip" install -q -c hack/constraints.txt "$CORE_PIN" || return 1
+  if [ ! -x "$svenv/bin/ansible-test" ] || ! "$svenv/bin/python" -c 'import sys; sys.exit(0)' 2>/dev/null; then
+    py=$(find_python "$want" "$top") || { echo "no Python 3.$want found for $pin" >&2; return 1; }
+    rm -rf "$svenv"
+    "$py" -m venv "$svenv" && "$svenv/bin/pip" install -q --upgrade pip && "$svenv/bin/pip" install -q -c "$lock" "$pin" || return 1
   fi
+  echo "$("$svenv/bin/ansible" --version | head -1) on $("$svenv/bin/python" -V)"
   ver=$("$svenv/bin/python" -c 'import ansible_test._internal.python_requirements as r, inspect, re; print(re.search(r"pip=.([0-9.]+).", inspect.getsource(r)).group(1))') || return 1
   mkdir -p "$HOME/.ansible/test/cache"
   cp hack/get_pip_bootstrap.py "$HOME/.ansible/test/cache/get_pip_${ver//./_}.py"
-  (cd "$dest" && PATH="$svenv/bin:$PATH" "$svenv/bin/ansible-test" sanity --local --requirements --python 3.12 --color no)
+  (cd "$dest" && PATH="$svenv/bin:$PATH" "$svenv/bin/ansible-test" sanity --local --requirements --python "$pyver" --color no)
 }
 
 # ansible-lint resolves glm53.serving.* through a collections path that holds this checkout.
@@ -167,9 +175,18 @@ stage_contract() {
 }
 
 molecule_scenario() {  # one scenario: molecule's output through the profiler (its exit status kept: pipefail)
+  local path=$PATH
   # the fleet's performance-gate story runs vLLM 0.28.0's own benchmark client: the contract venv, mounted
   if [ "$1" = fleet ]; then ensure_contract_venv || return 1; fi
-  timeout "${SCENARIO_TIMEOUT:-4200}" molecule test -s "$1" 2>&1 | python3 hack/profile_log.py tee "$PROFILE/molecule-$1.tsv" "$1"
+  # the build scenario's uv route installs a CPython 3.10 archive made from this machine's
+  if [ "$1" = build ]; then ensure_python_archive || return 1; fi
+  # the scenarios of LOW_CORE_SCENARIOS run on the lowest supported controller (its molecule, ansible-playbook, pytest)
+  case " $LOW_CORE_SCENARIOS " in
+    *" $1 "*) ensure_low_venv || return 1; path=$LOW_VENV/bin:$PATH
+              echo "molecule $1 with $("$LOW_VENV/bin/ansible" --version | head -1) on $("$LOW_VENV/bin/python" -V)" ;;
+  esac
+  PATH=$path timeout "${SCENARIO_TIMEOUT:-4200}" molecule test -s "$1" 2>&1 \
+    | python3 hack/profile_log.py tee "$PROFILE/molecule-$1.tsv" "$1"
 }
 
 host_lane() {
@@ -181,6 +198,8 @@ host_lane() {
                 run_stage changelog antsibull-changelog lint ;;
       ansible-lint) run_stage ansible-lint stage_ansible_lint ;;
       sanity) run_stage sanity stage_sanity ;;
+      # with the molecule lanes on, in the last of them (start_molecule), which waits on engines more than it computes
+      sanity-2.18) [ "$LANES" -ge 3 ] && [ "$want_molecule" = 1 ] || run_stage sanity-2.18 stage_sanity low ;;
       shipped) run_stage shipped stage_shipped ;;
       # --dist loadfile: a module's tests on one worker, so a module fixture (the bad-settings table's runs, the
       # verdict classes' engines) is built once, not once per worker. Not loadgroup: under pytest 9 xdist 3.8's
@@ -237,9 +256,14 @@ molecule_lanes() {
   if [ "$LANES" -lt 3 ]; then printf '%s\n' "${out[*]}"; else printf '%s\n' "${out[@]}"; fi
 }
 
-molecule_lane() {  # scenarios...
+molecule_lane() {  # scenarios... (+sanity-2.18: that stage, in this lane)
   local s
-  for s in "$@"; do run_stage "molecule:$s" molecule_scenario "$s"; done
+  for s in "$@"; do
+    case $s in
+      +sanity-2.18) run_stage sanity-2.18 stage_sanity low ;;
+      *) run_stage "molecule:$s" molecule_scenario "$s" ;;
+    esac
+  done
 }
 
 ensure_apt
@@ -258,6 +282,10 @@ start_molecule() {  # the daemon and the image (in this shell: the teardown stop
   local t0 rc n=0 lane ml
   ml=$(molecule_lanes) || { printf 'molecule\t0\t2\tmolecule\t0\n' >>"$PROFILE/stages.tsv"; touch "$PROFILE/docker.failed"; return; }
   mapfile -t mlanes <<<"$ml"
+  # sanity on the lowest ansible-core: first in the last lane, when the host lane leaves it to the molecule lanes
+  case " $STAGES " in
+    *" sanity-2.18 "*) [ "$LANES" -ge 3 ] && mlanes[${#mlanes[@]}-1]="+sanity-2.18 ${mlanes[${#mlanes[@]}-1]}" ;;
+  esac
   t0=$(date +%s)
   start_dockerd && ensure_images; rc=$?
   printf 'docker\t%s\t%s\tmolecule\t%s\n' "$(( $(date +%s) - t0 ))" "$rc" "$(( t0 - T0 ))" >>"$PROFILE/stages.tsv"

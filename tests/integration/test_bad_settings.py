@@ -229,6 +229,34 @@ SITE = {
     "venv-blank-user": ({"venv_service_user": ""}, ["venv_service_user=\"\""]),
     "venv-user-space": ({"venv_service_user": "glm 53"}, ["venv_service_user=\"glm 53\" is not a user or group name"]),
     "venv-group-upper": ({"venv_service_group": "GLM53"}, ["venv_service_group=\"GLM53\""]),
+    # the Python through uv: typed options, each shape checked, no free text
+    "uv-source-typo": ({"venv_python_source": "pyenv"}, ["venv_python_source=\"pyenv\" is not one of: system, uv"]),
+    "uv-python-given-too": ({"venv_python_source": "uv", "venv_python": "/usr/bin/python3.10"},
+                            ["venv_python=\"/usr/bin/python3.10\" with venv_python_source=uv", "/opt/glm53/uv/bin/python3.10"]),
+    "uv-version-range": ({"venv_python_source": "uv", "venv_uv_version": ">=0.13"},
+                         ["venv_uv_version=\">=0.13\" is not a uv release"]),
+    "uv-python-float": ({"venv_python_source": "uv", "venv_uv_python_version": 3.1},
+                        ["venv_uv_python_version"]),
+    "uv-python-newline": ({"venv_python_source": "uv", "venv_uv_python_version": "3.10\n"},
+                          ["venv_uv_python_version=\"3.10\\n\" must be a non-blank string"]),
+    "uv-dir-system": ({"venv_python_source": "uv", "venv_uv_dir": "/usr/local"}, ["venv_uv_dir=\"/usr/local\" is a system folder"]),
+    "uv-archive-no-sha": ({"venv_python_source": "uv", "venv_uv_python_version": "3.10.13",
+                           "venv_uv_python_archive_url": "https://mirror.example/cpython-3.10.13.tar.gz"},
+                          ["venv_uv_python_archive_sha256=\"\" is not a sha256"]),
+    "uv-archive-short-version": ({"venv_python_source": "uv", "venv_uv_python_archive_sha256": "a" * 64,
+                                  "venv_uv_python_archive_url": "https://mirror.example/cpython-3.10.13.tar.gz"},
+                                 ["venv_uv_python_version=\"3.10\"", "the full version of the archive"]),
+    "uv-archive-relative": ({"venv_python_source": "uv", "venv_uv_python_version": "3.10.13",
+                             "venv_uv_python_archive_sha256": "a" * 64, "venv_uv_python_archive_url": "cpython.tar.gz"},
+                            ["venv_uv_python_archive_url=\"cpython.tar.gz\" must be an https://"]),
+    "uv-sha-without-archive": ({"venv_python_source": "uv", "venv_uv_python_archive_sha256": "a" * 64},
+                               ["venv_uv_python_archive_sha256 is set but venv_uv_python_archive_url is not"]),
+    "uv-mirror-and-archive": ({"venv_python_source": "uv", "venv_uv_python_version": "3.10.13",
+                               "venv_uv_python_archive_sha256": "a" * 64,
+                               "venv_uv_python_archive_url": "https://mirror.example/cpython-3.10.13.tar.gz",
+                               "venv_uv_python_mirror": "https://mirror.example/pbs"}, ["Set one of them"]),
+    "uv-mirror-space": ({"venv_python_source": "uv", "venv_uv_python_mirror": "https://mirror.example/p b s"},
+                        ["venv_uv_python_mirror=\"https://mirror.example/p b s\" must be an https://"]),
     # model
     "model-relative": ({"model_path": "models/glm"}, ["model_path=\"models/glm\""]),
     "model-hub-branch": ({"model_source": "hub", "model_hf_repo": "spele1100/GLM-5.3-Flash-AWQ-INT4",
@@ -578,6 +606,10 @@ def run(tmp_path_factory, playbook, cases, good):
         hosts.update(GOOD_SPLIT)
         # a context below the card's: the benchmark's long request follows it, and the needle targets fit it
         hosts["good-short-context"] = {"serve_max_model_len": 131072, "probes_needle_targets": [120000]}
+        # the card's Python through uv, from one archive of a mirror (the folder is claimed, nothing is written)
+        hosts["good-uv-archive"] = {"venv_python_source": "uv", "venv_uv_dir": str(scratch.parent / "uv"),
+                                    "venv_uv_python_version": "3.10.13", "venv_uv_python_archive_sha256": "0" * 64,
+                                    "venv_uv_python_archive_url": "file:///srv/python/cpython-3.10.13.tar.gz"}
         # passes validation; its own play (the last) stops at the missing promtool before any write
         monitoring["good-monitoring"] = dict(cli_numbers(["monitoring"]), monitoring_require_promtool=True,
                                              monitoring_promtool=str(scratch / "no-promtool"),
@@ -638,7 +670,7 @@ def test_nothing_was_written_and_only_the_good_host_went_on(site, rollout):
     # the good base passed every role's validation and stopped at preflight's read of the GPUs; so did the good
     # base with every boolean given as a command-line string
     for good in ("good-base", "good-cli-strings", "good-cli-numbers", "good-odd-values",
-                 "good-short-context") + tuple(GOOD_SPLIT):
+                 "good-short-context", "good-uv-archive") + tuple(GOOD_SPLIT):
         assert "nvidia-smi" in _message(failures[good]), _message(failures[good])
     assert len(cli_numbers(SITE_ROLES)) >= 25
     # the monitoring host's settings were checked in the validation play, and the good one passed them

@@ -88,7 +88,8 @@ def _release():
 
 # The route to Python 3.10 that the refusal names, for this machine's release (preflight reads the distribution):
 # Debian 12 ships 3.11 and no other version's package, Ubuntu 22.04 ships 3.10.
-ROUTE = {("debian", "12"): "cannot build a venv here (not found): Debian 12 ships Python 3.11 and no python3.",
+ROUTE = {("debian", "12"): "cannot build a venv here (not found): Debian 12 ships Python 3.11 and no python3.10 package: "
+                          "set venv_python_source=uv",
          ("ubuntu", "22.04"): "cannot build a venv here (not found): Ubuntu 22.04 ships Python 3."}.get(
     _release(), "set venv_python to")
 

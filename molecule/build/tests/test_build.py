@@ -69,3 +69,26 @@ def test_the_stand_in_serves_from_the_built_venv(host):
     version = json.loads(host.check_output("curl -sf http://127.0.0.1:8011/version"))["version"]
     assert version == host.check_output(f"{VENV}/bin/vllm --version")
     host.run("systemctl stop glm53-test-engine")
+
+
+def test_the_venv_runs_on_the_python_uv_installed_from_the_mirror(host):
+    """venv_python_source=uv: the container has only Debian's Python 3.11; uv (from the wheelhouse) installed the
+    CPython 3.10 archive the mirror served, after checking its sha256, and the venv was made from it."""
+    archive = json.loads(host.file("/srv/python-mirror/python.json").content_string)
+    print("installed through uv: %s" % archive["source"])
+    assert host.run("command -v python3.10").rc != 0, "the image itself has a python3.10"
+    assert host.check_output("/opt/glm53/uv/tool/bin/uv --version").split()[1] == "0.13.9"
+    runs = json.loads(host.check_output(
+        f"{VENV}/bin/python -c 'import json, sys, ssl; print(json.dumps([sys.version.split()[0], sys.base_prefix]))'"))
+    assert runs[0] == archive["version"] and runs[0].startswith("3.10.")
+    assert runs[1].startswith("/opt/glm53/uv/python/cpython-%s-linux-" % archive["version"]), runs
+    assert host.file("/opt/glm53/uv/bin/python3.10").is_symlink
+    # the archive came over HTTP from the mirror (uv's downloads list names it with its sha256)
+    listed = json.loads(host.file("/opt/glm53/uv/downloads.json").content_string)
+    (entry,) = listed.values()
+    assert entry["url"] == "http://127.0.0.1:8089/" + archive["file"] and entry["sha256"] == archive["sha256"]
+    # the service user runs the engine from it
+    assert host.run(f"runuser -u glm53 -- {VENV}/bin/python -c 'import ssl, sqlite3'").rc == 0
+    # and the folder is the collection's: in a path the host's ledger records it made (the uninstall removes it)
+    ledger = json.loads(host.file("/var/lib/glm53/ledger.json").content_string)
+    assert any(p == "/opt/glm53/uv" or "/opt/glm53/uv".startswith(p + "/") for p in ledger["paths"]), ledger
