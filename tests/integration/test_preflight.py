@@ -88,10 +88,12 @@ def _release():
 
 # The route to Python 3.10 that the refusal names, for this machine's release (preflight reads the distribution):
 # Debian 12 ships 3.11 and no other version's package, Ubuntu 22.04 ships 3.10.
-ROUTE = {("debian", "12"): "cannot build a venv here (not found): Debian 12 ships Python 3.11 and no python3.10 package: "
-                          "set venv_python_source=uv",
+ROUTE = {("debian", "12"): "cannot build a venv here (not found): Debian 12 ships Python 3.11 and no python3.",
          ("ubuntu", "22.04"): "cannot build a venv here (not found): Ubuntu 22.04 ships Python 3."}.get(
     _release(), "set venv_python to")
+# and the fix it names: the uv route where the release ships no package of that version
+FIX = {("debian", "12"): "set venv_python_source=uv, and the venv role installs a standalone CPython"}.get(
+    _release(), "set venv_python")
 
 BAD_HOSTS = {
     "h200": ({"case": "h200"}, ["compute capability 9.0", "preflight_gpu_compute_capability", "NVIDIA H200"]),
@@ -106,7 +108,7 @@ BAD_HOSTS = {
                   ["/var/tmp/glm53-weights (weights)", "preflight_disk_requirements asks for 10000000 GiB"]),
     "small_memory": ({"preflight_min_memory_gib": 60000}, ["preflight_min_memory_gib is 60000", "OOM-killed"]),
     "no_python": ({"venv_python": "python3.10-not-installed"},
-                  ["venv_python=python3.10-not-installed cannot build a venv", ROUTE]),
+                  ["venv_python=python3.10-not-installed cannot build a venv", ROUTE, FIX]),
     "wrong_python": ({"preflight_python_version": "3.10" if sys.version_info[:2] != (3, 10) else "3.9"},
                      ["not preflight_python_version="]),
     "missing_tools": ({"preflight_required_commands": ["git", "no-such-compiler"]},
