@@ -5,7 +5,7 @@
 #                   (real vLLM 0.28.0's parser, cached venv)
 #                   -> HOST_LANE_SCENARIOS (molecule build_once)
 #   molecule lanes: the other molecule scenarios, dealt into MOLECULE_LANES, beside the host lane; the last lane
-#                   first runs ansible-test sanity on the lowest supported ansible-core (sanity-2.18), and the
+#                   ends with ansible-test sanity on the lowest supported ansible-core (sanity-2.18), and the
 #                   scenarios of LOW_CORE_SCENARIOS (build) run with that ansible-core on Python 3.11
 # Each stage runs even if an earlier one failed; the last lines are the time profile and the count of stages.
 # Knobs: STAGES="yamllint ansible-lint sanity sanity-2.18 shipped pytest contract molecule" (subset), SCENARIOS="default ..."
@@ -198,7 +198,7 @@ host_lane() {
                 run_stage changelog antsibull-changelog lint ;;
       ansible-lint) run_stage ansible-lint stage_ansible_lint ;;
       sanity) run_stage sanity stage_sanity ;;
-      # with the molecule lanes on, in the last of them (start_molecule), which waits on engines more than it computes
+      # with the molecule lanes on, at the end of the last of them (start_molecule), which ends first
       sanity-2.18) if [ "$LANES" -lt 3 ] || [ "$want_molecule" != 1 ]; then run_stage sanity-2.18 stage_sanity low; fi ;;
       shipped) run_stage shipped stage_shipped ;;
       # --dist loadfile: a module's tests on one worker, so a module fixture (the bad-settings table's runs, the
@@ -282,9 +282,10 @@ start_molecule() {  # the daemon and the image (in this shell: the teardown stop
   local t0 rc n=0 lane ml
   ml=$(molecule_lanes) || { printf 'molecule\t0\t2\tmolecule\t0\n' >>"$PROFILE/stages.tsv"; touch "$PROFILE/docker.failed"; return; }
   mapfile -t mlanes <<<"$ml"
-  # sanity on the lowest ansible-core: first in the last lane, when the host lane leaves it to the molecule lanes
+  # sanity on the lowest ansible-core: last in the last lane (the one that ends first), when the host lane leaves it
+  # to the molecule lanes; at the start it would slow the host and fleet lanes, which set the wall
   case " $STAGES " in
-    *" sanity-2.18 "*) [ "$LANES" -ge 3 ] && mlanes[${#mlanes[@]}-1]="+sanity-2.18 ${mlanes[${#mlanes[@]}-1]}" ;;
+    *" sanity-2.18 "*) [ "$LANES" -ge 3 ] && mlanes[${#mlanes[@]}-1]="${mlanes[${#mlanes[@]}-1]} +sanity-2.18" ;;
   esac
   t0=$(date +%s)
   start_dockerd && ensure_images; rc=$?
