@@ -108,31 +108,31 @@ ensure_venv() {
     || pip install -q -e "$REPO/tests/standin"
 }
 
-ensure_ship_venv() {
-  local want stamp=$SHIP_VENV/.glm53-pins py
-  want=$( (printf '%s\n' "${SHIP_PINS[@]}"; cat "$REPO/hack/constraints-ship.txt") | sha1sum | cut -c1-10)
-  [ -x "$SHIP_VENV/bin/antsibull-docs" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return 0
-  step "ship venv: antsibull-docs, sphinx, galaxy-importer"
-  py=$(find_python 12 99) || { echo "no Python >= 3.12 found" >&2; return 1; }
-  rm -rf "$SHIP_VENV" && "$py" -m venv "$SHIP_VENV" || return 1
-  "$SHIP_VENV/bin/pip" install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location'
-  "$SHIP_VENV/bin/pip" install -q -c "$REPO/hack/constraints-ship.txt" "${SHIP_PINS[@]}" 2>&1 | grep -v '^WARNING: Location'
+# pinned_venv DIR MARKER MIN MAX LOCK WHAT PINS...: a venv at DIR from the first Python 3.MIN to 3.MAX with PINS
+# installed -c LOCK, made again only when the pins or the lock change (a stamp of both) or DIR/bin/MARKER is gone.
+pinned_venv() {
+  local dir=$1 marker=$2 min=$3 max=$4 lock=$5 what=$6 want py
+  shift 6
+  want=$( (printf '%s\n' "$@"; cat "$lock") | sha1sum | cut -c1-10)
+  [ -x "$dir/bin/$marker" ] && [ "$(cat "$dir/.glm53-pins" 2>/dev/null)" = "$want" ] && return 0
+  step "$what"
+  py=$(find_python "$min" "$max") || { echo "no Python 3.$min to 3.$max found (pyenv or /usr/bin) for the $what" >&2; return 1; }
+  rm -rf "$dir" && "$py" -m venv "$dir" || return 1
+  "$dir/bin/pip" install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location'
+  "$dir/bin/pip" install -q -c "$lock" "$@" 2>&1 | grep -v '^WARNING: Location'
   [ "${PIPESTATUS[0]}" -eq 0 ] || return 1
-  echo "$want" >"$stamp"
+  echo "$want" >"$dir/.glm53-pins"
+}
+
+ensure_ship_venv() {
+  pinned_venv "$SHIP_VENV" antsibull-docs 12 99 "$REPO/hack/constraints-ship.txt" \
+    "ship venv: antsibull-docs, sphinx, galaxy-importer" "${SHIP_PINS[@]}"
 }
 
 # The lowest supported controller: ansible-core 2.18 and molecule on Python 3.11, in a venv of its own.
 ensure_low_venv() {
-  local want stamp=$LOW_VENV/.glm53-pins py
-  want=$( (printf '%s\n' "${LOW_PINS[@]}"; cat "$REPO/hack/constraints-low.txt") | sha1sum | cut -c1-10)
-  [ -x "$LOW_VENV/bin/molecule" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return 0
-  step "low venv: $LOW_CORE_PIN and molecule on Python 3.11"
-  py=$(find_python 11 11) || { echo "no Python 3.11 found (pyenv or /usr/bin): the lowest controller runs on it" >&2; return 1; }
-  rm -rf "$LOW_VENV" && "$py" -m venv "$LOW_VENV" || return 1
-  "$LOW_VENV/bin/pip" install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location'
-  "$LOW_VENV/bin/pip" install -q -c "$REPO/hack/constraints-low.txt" "${LOW_PINS[@]}" 2>&1 | grep -v '^WARNING: Location'
-  [ "${PIPESTATUS[0]}" -eq 0 ] || return 1
-  echo "$want" >"$stamp"
+  pinned_venv "$LOW_VENV" molecule 11 11 "$REPO/hack/constraints-low.txt" \
+    "low venv: $LOW_CORE_PIN and molecule on Python 3.11" "${LOW_PINS[@]}"
 }
 
 # The build scenario's Python 3.10 for the uv route: this machine's CPython 3.10 (pyenv's), repackaged by

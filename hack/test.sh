@@ -98,11 +98,7 @@ stage_sanity() {
   # The ignore file stays out of the tarball (galaxy.yml says why); sanity reads it from the checkout.
   mkdir -p "$dest/tests/sanity" && cp tests/sanity/ignore-*.txt "$dest/tests/sanity/"
   echo "sanity on $(basename "$tarball") installed at $dest ($(find "$dest" -type f | wc -l) files)"
-  if [ ! -x "$svenv/bin/ansible-test" ] || ! "$svenv/bin/python" -c 'import sys; sys.exit(0)' 2>/dev/null; then
-    py=$(find_python "$want" "$top") || { echo "no Python 3.$want found for $pin" >&2; return 1; }
-    rm -rf "$svenv"
-    "$py" -m venv "$svenv" && "$svenv/bin/pip" install -q --upgrade pip && "$svenv/bin/pip" install -q -c "$lock" "$pin" || return 1
-  fi
+  pinned_venv "$svenv" ansible-test "$want" "$top" "$lock" "sanity venv: $pin" "$pin" || return 1
   echo "$("$svenv/bin/ansible" --version | head -1) on $("$svenv/bin/python" -V)"
   ver=$("$svenv/bin/python" -c 'import ansible_test._internal.python_requirements as r, inspect, re; print(re.search(r"pip=.([0-9.]+).", inspect.getsource(r)).group(1))') || return 1
   mkdir -p "$HOME/.ansible/test/cache"
