@@ -26,13 +26,31 @@ description:
     installed, so the files it claims there are taken as its own, once.
   - An entry, once recorded, stays until C(state=absent) removes the ledger; a later run adds only what is new. A
     missing folder inside a recorded one is not recorded again (it is the collection's already).
+  - A recorded folder that is not there any more (removed, by an uninstall or by hand) loses its identity: the
+    folder made there next, by the collection after a claim, is recorded anew, so a re-install after an uninstall is
+    the collection's again.
   - C(state=query) reads the ledger and changes nothing, and returns RV(owned), the recorded entries that are
     still the collection's; C(playbooks/uninstall.yml) removes nothing else.
+  - The ledger decides what root writes over and removes, so it is read and written only where no one but root can
+    change it (OpenSSH's StrictModes): the file and every folder on the way to it owned by root, not writable by
+    group or others, no link (a world-writable sticky folder such as /tmp is accepted on the way when what follows
+    is root's). Otherwise the call is refused, naming the path, its owner and mode, and the fix, and nothing is
+    read or written.
+  - "Releases before 0.3.0 kept the ledger in the service user's home (O(previous_path)), which that user could
+    rewrite. When there is no ledger at O(path) and there is one at O(previous_path), it is used (moved to O(path))
+    only when it passes the same check; else the call is refused with what to do (check it and move it as root, or
+    remove it)."
 author:
   - glm53.serving contributors (@glm53)
 options:
   path:
-    description: The ledger file.
+    description: The ledger file, in a folder only root can write (see the description).
+    type: path
+    default: /var/lib/glm53-ledger/ledger.json
+  previous_path:
+    description:
+      - Where releases before 0.3.0 kept the ledger (the service user's home). Read, and moved to O(path), only
+        when O(path) does not exist and it passes the trust check; refused otherwise. An empty string turns this off.
     type: path
     default: /var/lib/glm53/ledger.json
   paths:
@@ -78,14 +96,18 @@ options:
     default: []
   state:
     description:
-      - C(present) records what does not exist yet (the ledger's own folder included); C(query) only reads;
-        C(absent) removes the ledger file (its folder is one of its entries and goes with the others).
+      - C(present) records what does not exist yet (the ledger's own folder included); C(query) only reads.
+      - C(absent) ends an uninstall, after the roles removed the files they made. Each recorded folder that is
+        still the collection's is emptied of folders only, from the bottom up (C(rmdir): nothing is followed, and a
+        folder that holds anything else stays, with every folder on its way); a file or link left inside is kept and
+        listed in RV(kept). What is gone is forgotten. The ledger goes (and its folder, an entry) when none of its
+        paths is left and none of its users and groups exists; else it keeps what is left, for a later run.
     type: str
     choices: [present, query, absent]
     default: present
 attributes:
   check_mode:
-    description: Reports what it would record, and writes nothing.
+    description: Reports what it would record or remove, and writes and removes nothing.
     support: full
   diff_mode:
     description: Does not return a diff.
@@ -108,6 +130,11 @@ EXAMPLES = r"""
   glm53.serving.install_ledger:
     state: query
   register: ledger
+
+- name: Remove the folders the collection made that hold nothing else now, and the ledger when all are gone
+  glm53.serving.install_ledger:
+    state: absent
+  register: pruned
 """
 
 RETURN = r"""
@@ -145,11 +172,30 @@ replaced:
   elements: str
   sample: []
 forgotten:
-  description: The paths of O(forget) dropped from the ledger by this call.
-  returned: with C(state=present)
+  description: The paths dropped from the ledger by this call (of O(forget), or, with C(state=absent), every
+    recorded path that is gone).
+  returned: with C(state=present) or C(state=absent)
   type: list
   elements: str
   sample: [/etc/cron.d/glm53-heal]
+removed:
+  description: The folders C(state=absent) removed (each held nothing but folders it removed too).
+  returned: with C(state=absent)
+  type: list
+  elements: str
+  sample: [/opt/glm53/libexec, /opt/glm53]
+kept:
+  description: With C(state=absent), what is left inside the collection's folders (a file or link it did not
+    remove: another's, or evidence kept on request) and the recorded files still there; their folders stay too.
+  returned: with C(state=absent)
+  type: list
+  elements: str
+  sample: [/opt/glm53/libexec/site-hook.sh, /var/lib/glm53/evidence/probes.json]
+ledger_removed:
+  description: Whether C(state=absent) removed the ledger (nothing it lists is left).
+  returned: with C(state=absent)
+  type: bool
+  sample: true
 added:
   description: What this call recorded.
   returned: always
@@ -169,6 +215,7 @@ import stat
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._atomic_file import write_text
+from ansible_collections.glm53.serving.plugins.module_utils._trust import trust_problem
 
 KINDS = ("paths", "users", "groups")
 # 2: identities (device, inode) of the recorded entries, and claims checked against them
@@ -263,10 +310,87 @@ def foreign_claims(claims, ledger_path, ledger, ids, version, added):
     return foreign
 
 
+def untrusted(module, path, what="the host's ledger"):
+    """Refuse (nothing read or written) when someone other than root could have written or could replace path."""
+    problem = trust_problem(path)
+    if problem:
+        module.fail_json(msg="install_ledger: %s, %s, cannot be trusted: %s. The ledger decides what root writes over "
+                             "and removes, so only root may be able to change it; nothing was read or written."
+                             % (what, path, problem), untrusted=path)
+
+
+def adopt_previous(module, path, previous):
+    """Before 0.3.0 the ledger was in the service user's home: use it only when it passes the check, else refuse."""
+    if not previous or os.path.normpath(previous) == os.path.normpath(path) or os.path.lexists(path) \
+            or not os.path.lexists(previous):
+        return None
+    problem = trust_problem(previous)
+    if problem:
+        module.fail_json(msg=(
+            "install_ledger: there is no ledger at %s, and an earlier release's ledger is at %s, where it is not "
+            "root's alone: %s. It cannot be trusted (the engine's user could have written it). Read it: if it lists "
+            "only what glm53.serving made on this host, move it as root (install -d -o root -g root -m 0755 %s && "
+            "install -o root -g root -m 0644 %s %s && rm %s), or remove it (rm %s: the collection then owns nothing "
+            "it made before, and refuses those paths until they are moved away); then run again."
+            % (path, previous, problem, os.path.dirname(path), previous, path, previous, previous)),
+            untrusted=previous)
+    return previous
+
+
+def prune(entries, ids, ledger_path, check_mode):
+    """(removed, kept, gone): each recorded folder still the collection's loses its folders that hold nothing else,
+    bottom-up, the ledger file counted as absent (it goes last); kept: what is left (not folders) inside them, and the
+    recorded files still there; gone: the entries no longer there (or never the collection's again)."""
+    removed, kept, gone = [], [], []
+    ledger_path = os.path.normpath(ledger_path)
+    for entry in sorted(entries, key=len, reverse=True):
+        if not os.path.lexists(entry):
+            gone.append(entry)
+            continue
+        now = identity(entry)
+        if now is not None and entry in ids and ids[entry] != now:
+            gone.append(entry)  # replaced by something else: not the collection's, never touched
+            continue
+        if now is None:  # a recorded file (or link) the roles did not remove
+            kept.append(entry)
+            continue
+        left = set()  # folders that keep something
+        for top, dirs, files in os.walk(entry, topdown=False, followlinks=False):
+            for name in files + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
+                path = os.path.join(top, name)
+                if path != ledger_path:
+                    kept.append(path)
+                    left.add(top)
+            for name in dirs:
+                path = os.path.join(top, name)
+                if path in left or os.path.islink(path):
+                    left.add(top)
+            if top in left:
+                continue
+            if _inside(ledger_path, top) and os.path.lexists(ledger_path):
+                left.add(top)  # the ledger's own folders: they go with it, when nothing else is left anywhere
+                continue
+            if check_mode:
+                removed.append(top)
+                continue
+            try:
+                os.rmdir(top)  # only an empty folder: what appeared meanwhile keeps it
+                removed.append(top)
+            except OSError:
+                if os.path.lexists(top):
+                    kept.extend(os.path.join(top, n) for n in sorted(os.listdir(top))
+                                if os.path.join(top, n) not in removed and os.path.join(top, n) != ledger_path)
+                    left.add(top)
+        if entry in removed:
+            gone.append(entry)
+    return removed, sorted(set(kept)), gone
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            path=dict(type="path", default="/var/lib/glm53/ledger.json"),
+            path=dict(type="path", default="/var/lib/glm53-ledger/ledger.json"),
+            previous_path=dict(type="path", default="/var/lib/glm53/ledger.json"),
             paths=dict(type="list", elements="path", default=[]),
             users=dict(type="list", elements="str", default=[]),
             groups=dict(type="list", elements="str", default=[]),
@@ -282,39 +406,84 @@ def main():
     for name in [p["path"]] + p["paths"] + [c["path"] for c in p["claims"]]:
         if not os.path.isabs(name) or "\n" in name or name.rstrip("/") in ("", "/"):
             module.fail_json(msg="install_ledger: %r is not an absolute path below /" % name)
+    untrusted(module, p["path"])
+    source = adopt_previous(module, p["path"], p["previous_path"]) or p["path"]
     try:
-        ledger, ids, version = read(p["path"])
+        ledger, ids, version = read(source)
     except (OSError, ValueError) as exc:
-        module.fail_json(msg="install_ledger: cannot read %s: %s" % (p["path"], exc))
+        module.fail_json(msg="install_ledger: cannot read %s: %s" % (source, exc))
     added = dict((k, []) for k in KINDS)
     if p["state"] == "query":
         mine, replaced = owned(ledger["paths"], ids)
         module.exit_json(changed=False, ledger=ledger, added=added, owned=mine, replaced=replaced,
                          owned_dirs=[e for e in mine if os.path.isdir(e) and not os.path.islink(e)])
-    if p["state"] == "absent":
-        changed = os.path.exists(p["path"])
-        if changed and not module.check_mode:
-            os.unlink(p["path"])
-        module.exit_json(changed=changed, ledger=ledger, added=added, owned=[], replaced=[])
 
-    # refused before anything is made (the ledger's folder included), and again under the lock below
-    early = foreign_claims(p["claims"], p["path"], ledger, ids, version, dict((k, []) for k in KINDS))
-    if early:
-        module.fail_json(msg=" ".join(early), foreign=early, ledger=ledger, added=added)
+    if p["state"] == "present":
+        # refused before anything is made (the ledger's own folder included), and again under the lock below
+        early = foreign_claims(p["claims"], p["path"], ledger, ids, version, dict((k, []) for k in KINDS))
+        if early:
+            module.fail_json(msg=" ".join(early), foreign=early, ledger=ledger, added=added)
     folder = os.path.dirname(p["path"])
     folder_top = topmost_missing(folder)  # before the lock makes the folder
     lock = None
-    if not module.check_mode:
+    if not module.check_mode and (p["state"] == "present" or os.path.isdir(folder) or source != p["path"]):
         # Hosts that share one machine (several inventory hosts, or a local connection) write one ledger: the
         # read, the additions and the write happen under an exclusive lock on its folder (no lock file left).
         try:
             if not os.path.isdir(folder):
                 os.makedirs(folder, 0o755, exist_ok=True)
-            lock = os.open(folder, os.O_RDONLY)
+            lock = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
             fcntl.flock(lock, fcntl.LOCK_EX)
-            ledger, ids, version = read(p["path"])
+        except OSError as exc:
+            module.fail_json(msg="install_ledger: cannot lock %s: %s" % (folder, exc))
+        untrusted(module, p["path"])  # again, now that the folder is there and held
+        source = adopt_previous(module, p["path"], p["previous_path"]) or p["path"]
+        try:
+            ledger, ids, version = read(source)
         except (OSError, ValueError) as exc:
-            module.fail_json(msg="install_ledger: cannot lock and read %s: %s" % (p["path"], exc))
+            module.fail_json(msg="install_ledger: cannot read %s: %s" % (source, exc))
+
+    def write(new, new_ids):
+        write_text(p["path"], json.dumps(dict(new, ids=new_ids, version=LEDGER_VERSION), indent=1, sort_keys=True)
+                   + "\n")
+        if source != p["path"]:
+            os.unlink(source)  # moved: the earlier release's copy, in the service user's home, goes
+
+    if p["state"] == "absent":
+        if folder_top and not module.check_mode and not any(_inside(folder_top, k) for k in ledger["paths"]):
+            ledger["paths"].append(folder_top)  # made just now, to move an earlier release's ledger here
+        removed, kept, gone = prune(ledger["paths"], ids, p["path"], module.check_mode)
+        rest = [e for e in ledger["paths"] if e not in gone]
+        # an entry that holds the ledger and nothing kept waits only for the ledger: it goes with it
+        waiting = [e for e in rest if _inside(p["path"], e) and not any(_inside(k, e) for k in kept)]
+        new = dict(paths=rest, users=[n for n in ledger["users"] if _exists("users", n)],
+                   groups=[n for n in ledger["groups"] if _exists("groups", n)])
+        ledger_removed = not [e for e in rest if e not in waiting] and not new["users"] and not new["groups"]
+        if ledger_removed:
+            for entry in sorted(waiting, key=len, reverse=True):
+                top = folder
+                while _inside(top, entry) and top not in removed:
+                    removed.append(top)
+                    top = os.path.dirname(top)
+            gone += waiting
+            new = dict((k, []) for k in KINDS)
+        new_ids = dict((k, v) for k, v in ids.items() if k in new["paths"])
+        changed = bool(removed) or (os.path.exists(source) and (ledger_removed or new != ledger or source != p["path"]))
+        if not module.check_mode:
+            if ledger_removed:
+                for path in set([p["path"], source]):
+                    if os.path.lexists(path):
+                        os.unlink(path)
+                for top in [t for t in removed if _inside(folder, t) or _inside(t, folder)]:
+                    if os.path.isdir(top) and not os.path.islink(top):
+                        os.rmdir(top)  # the ledger's own folders, empty now (removed lists them deepest first)
+            elif new != ledger or new_ids != ids or source != p["path"]:
+                write(new, new_ids)
+        if lock is not None:
+            os.close(lock)
+        module.exit_json(changed=changed, ledger=new, added=added, owned=rest if not ledger_removed else [],
+                         replaced=[], removed=removed, kept=kept, forgotten=gone, ledger_removed=ledger_removed)
+
     # the ledger's own folder, made just now for the lock, is the collection's (recorded below with the rest)
     if folder_top and not any(_inside(folder_top, k) for k in ledger["paths"]):
         added["paths"].append(folder_top)
@@ -336,14 +505,17 @@ def main():
     # entries the collection removed itself: a path made later by someone else is not the collection's
     forgotten = [e for e in new["paths"] if e in p["forget"] and not os.path.lexists(e)]
     new["paths"] = [e for e in new["paths"] if e not in forgotten]
-    # the identity of each recorded entry the collection has made by now (and not yet identified)
-    new_ids = dict((k, v) for k, v in ids.items() if k not in forgotten)
+    # A recorded folder that is gone loses its identity (an uninstall removed it, or a person did): the folder the
+    # collection makes there next, after this claim, is recorded anew below or by the next call, so a re-install is
+    # the collection's again. Each entry the collection has made by now (and not yet identified) gets its identity.
+    new_ids = dict((k, v) for k, v in ids.items() if k in new["paths"] and os.path.lexists(k))
     for entry in new["paths"]:
         if entry not in new_ids and identity(entry) is not None:
             new_ids[entry] = identity(entry)
     changed = any(added[k] for k in KINDS) or bool(forgotten)
-    if (changed or new_ids != ids or version != LEDGER_VERSION) and not module.check_mode and (new["paths"] or os.path.exists(p["path"])):
-        write_text(p["path"], json.dumps(dict(new, ids=new_ids, version=LEDGER_VERSION), indent=1, sort_keys=True) + "\n")
+    if (changed or new_ids != ids or version != LEDGER_VERSION or source != p["path"]) and not module.check_mode \
+            and (new["paths"] or os.path.exists(source)):
+        write(new, new_ids)
     if lock is not None:
         os.close(lock)  # releases the lock
     mine, replaced = owned(new["paths"], new_ids)
