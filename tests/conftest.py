@@ -3,12 +3,41 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from testlib import StandIn  # noqa: E402  pylint: disable=wrong-import-position
+
+
+# Scratch folders in a folder only root can write. The roles refuse, as they should, a path that root runs, sources or
+# loads inside a folder another user can write (/tmp is one), so the tests that give roles scratch paths need theirs
+# under a root-owned chain: pytest's basetemp moves from /tmp to /var/lib/glm53-tests/pytest-XXXX (one per session,
+# removed at its end; xdist's workers get folders inside it). A run as another user, or with --basetemp, keeps its own.
+SCRATCH_ROOT = "/var/lib/glm53-tests"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    _figures_marker(config)
+    if getattr(config, "workerinput", None) is not None or config.option.basetemp or os.geteuid() != 0:
+        return
+    os.makedirs(SCRATCH_ROOT, mode=0o700, exist_ok=True)
+    os.chmod(SCRATCH_ROOT, 0o700)
+    config.option.basetemp = tempfile.mkdtemp(prefix="pytest-", dir=SCRATCH_ROOT)
+    config._glm53_scratch = config.option.basetemp
+    if hasattr(config, "_tmp_path_factory"):  # made already (the tmp_path plugin configures before conftests)
+        from _pytest.tmpdir import TempPathFactory
+        config._tmp_path_factory = TempPathFactory.from_config(config, _ispytest=True)
+
+
+def pytest_unconfigure(config):
+    made = getattr(config, "_glm53_scratch", None)
+    if made:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 class ModuleResult(dict):
@@ -70,7 +99,7 @@ def standin(standin_factory):
 # Tests marked `figures` print measurements (a benchmark's figures, each dashboard query's series). pytest keeps a
 # passing test's output to itself, and xdist's workers print nothing, so their captured output is repeated at the end
 # of the run, where `make test`'s log shows it.
-def pytest_configure(config):
+def _figures_marker(config):
     config.addinivalue_line("markers", "figures: print the test's captured output in the run's summary")
 
 

@@ -61,6 +61,7 @@ _value:
 """
 
 import difflib
+from urllib.parse import urlsplit
 
 from ansible.errors import AnsibleFilterError
 
@@ -70,7 +71,14 @@ from ansible_collections.glm53.serving.plugins.module_utils._undefined import KE
 
 # Values every host of a pool must share, as the inventory sets them.
 AGREE = ("serve_served_model_name", "vllm_fork_repo_url", "vllm_fork_version", "vllm_fork_minimum_commit",
-         "flashinfer_repo_url", "flashinfer_version")
+         "flashinfer_repo_url", "flashinfer_version", "serve_max_model_len", "venv_torch_spec", "serve_api_key",
+         "serve_ssl_certfile_src")
+# Of those, the ones whose value is never shown (each host's is named only as the same as another's, or not).
+SECRET = ("serve_api_key",)
+# What a disagreement on a value means when the value itself is not what clients see (the URL scheme).
+SHOWN_AS = {"serve_ssl_certfile_src": "TLS (serve_ssl_certfile_src set or empty: the pool's URL scheme)"}
+# Each host's own address: set once for several hosts (a group's value), every host would reach the same engine.
+PER_HOST = ("probes_base_url", "service_health_url", "rollout_metrics_url")
 BUILDERS = (("vllm_fork_build_mode", "vllm_fork_builder_host"), ("flashinfer_build_mode", "flashinfer_builder_host"))
 _UNSET = "(the role's default)"
 
@@ -95,13 +103,40 @@ def _disagree(hosts, values, name):
         value = values[name][host]
         if is_unresolved(value):
             return None  # refused as such
+        if name in SHOWN_AS:
+            value = "on" if value else "off"
         groups.setdefault(_UNSET if value is None else str(value), []).append(host)
     if len(groups) < 2:
         return None
+    ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    if name in SECRET:
+        ordered = [("value %d (hidden)" % (i + 1), h) for i, (value, h) in enumerate(ordered)]
     parts = ["%s on %s%s" % (value, ", ".join(sorted(h)[:3]), " and %d more" % (len(h) - 3) if len(h) > 3 else "")
-             for value, h in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
-    return ("The hosts of one pool disagree on %s: %s. They serve one model from one build: set it once for the "
-            "group (group_vars), or run the hosts that differ as a pool of their own." % (name, "; ".join(parts)))
+             for value, h in ordered]
+    return ("The hosts of one pool disagree on %s: %s. They serve one model from one build, behind one balancer: set "
+            "it once for the group (group_vars), or run the hosts that differ as a pool of their own."
+            % (SHOWN_AS.get(name, name), "; ".join(parts)))
+
+
+def _shared_address(hosts, values, name):
+    """A host's own URL set to one non-loopback address for several hosts: each would probe the same engine."""
+    seen = {}
+    for host in hosts:
+        value = values[name][host]
+        if isinstance(value, str) and value and not is_unresolved(value):
+            seen.setdefault(value, []).append(host)
+    for value, shared in sorted(seen.items()):
+        try:
+            address = urlsplit(value).hostname or ""
+        except ValueError:
+            continue  # refused by its kind
+        if len(shared) > 1 and address and not address.startswith("127.") and address not in ("localhost", "::1"):
+            return ("%s=%s is set for %s: each host's own address, given once for several hosts, makes every one of "
+                    "them reach the same engine, and prove it %d times. Set it per host (host_vars, or an expression "
+                    "of ansible_host), or leave it to its default (each host's own engine)."
+                    % (name, value, ", ".join(sorted(shared)[:3]) + (" and %d more" % (len(shared) - 3)
+                                                                    if len(shared) > 3 else ""), len(shared)))
+    return None
 
 
 def fleet_problems(hosts, pattern, groups, hostvars):
@@ -115,10 +150,11 @@ def fleet_problems(hosts, pattern, groups, hostvars):
                 "glm53_serving, or give their group with -e rollout_hosts=GROUP." % (
                     pattern, (" Did you mean %s?" % " or ".join(close)) if close else "", ", ".join(names) or "none")]
     # each host's value of each setting, read (and templated) once
-    read = AGREE + tuple(n for pair in BUILDERS for n in pair)
+    read = AGREE + PER_HOST + tuple(n for pair in BUILDERS for n in pair)
     values = dict((name, dict((h, _get(hostvars[h], name)) for h in hosts)) for name in read)
     out = _unresolved(hosts, values, read)
     out += [msg for msg in (_disagree(hosts, values, name) for name in AGREE) if msg]
+    out += [msg for msg in (_shared_address(hosts, values, name) for name in PER_HOST) if msg]
     for mode_name, builder_name in BUILDERS:
         modes = set(str(values[mode_name][h] or "local") for h in hosts if not is_unresolved(values[mode_name][h]))
         if not modes & {"wheel", "index"}:

@@ -68,8 +68,10 @@ import unicodedata
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.glm53.serving.plugins.module_utils._kinds import (
+    distinct_problem, kind_problem, root_path_problem, unnormal, url_problem)
+
 _HEX = re.compile(r"[0-9a-fA-F]{7,40}")
-_URL = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[^/\s:\[\]]+)(:[0-9]{1,5})?(/\S*)?", re.ASCII)
 _INT = re.compile(r"-?[0-9]+")
 _FLOAT = re.compile(r"-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
 _DURATION = re.compile(r"([0-9]+(ms|s|m|h|d|w|y))+")
@@ -144,8 +146,25 @@ def _too_long(path):
     return len(data) > 4095 or any(len(part) > 255 for part in data.split(b"/"))
 
 
+_ALIASES = {"path": "abs_path", "text": "single_line", "secret": "nonblank"}
+_PATH_RULES = ("abs_path", "own_dir", "abs_path_no_space", "root_path")
+
+
 def _problem(check):
     """The message for one check, or None when the value keeps its rule."""
+    if check["rule"] in _ALIASES:
+        check = dict(check, rule=_ALIASES[check["rule"]], secret=check.get("secret") or check["rule"] == "secret")
+    problem = _shape_problem(check)
+    if problem is None and check["rule"] in _PATH_RULES and isinstance(check.get("value"), str):
+        bad = unnormal(check["value"])
+        problem = ("%s=%s %s." % (check["name"], json.dumps(check["value"]), bad)) if bad else None
+        problem = problem or distinct_problem(check)
+        if problem is None and (check["rule"] == "root_path" or check.get("root")):
+            problem = root_path_problem(check)
+    return problem
+
+
+def _shape_problem(check):
     name, value, rule = check["name"], check.get("value"), check["rule"]
     shown = "(hidden)" if check.get("secret") else json.dumps(value, default=str)
     if rule == "port":
@@ -172,9 +191,9 @@ def _problem(check):
             if rule == "int_range":
                 return "%s=%s must be a whole number from %s to %s." % (name, shown, low, high)
             return "%s=%s must be a whole number of at least %s." % (name, shown, low)
-    elif rule in ("abs_path", "own_dir", "abs_path_no_space") and isinstance(value, str) and _too_long(value):
+    elif rule in _PATH_RULES and isinstance(value, str) and _too_long(value):
         return ("%s=%s is longer than a file system takes: at most 255 bytes a name and 4095 in all." % (name, shown))
-    elif rule in ("abs_path", "own_dir"):
+    elif rule in ("abs_path", "own_dir", "root_path"):
         if not isinstance(value, str) or not value.startswith("/") or unseen_at(value) is not None \
                 or ".." in value.split("/") or value.strip() != value:
             return ("%s=%s must be an absolute path (starting with /, no '..', no line break or control character, "
@@ -214,8 +233,7 @@ def _problem(check):
             return ("%s=%s is not an environment variable name: use a letter or _, then letters, digits or _ "
                     "(CUDA_VISIBLE_DEVICES)." % (name, shown))
     elif rule == "url":
-        if not isinstance(value, str) or not _URL.fullmatch(value):
-            return "%s=%s must be an http:// or https:// URL with a host (http://127.0.0.1:8000)." % (name, shown)
+        return url_problem(check)
     elif rule == "duration":
         if not isinstance(value, str) or not _DURATION.fullmatch(value):
             return ("%s=%s must be a Prometheus duration: a whole number and a unit (ms, s, m, h, d, w, y), such as "
@@ -252,7 +270,10 @@ def _problem(check):
                     "negative value or 100%% puts the whole fleet in one batch and stops every engine at once; a "
                     "percentage is a whole number, and a size is digits (Ansible reads both with int())." % (name, shown))
     else:
-        raise AnsibleFilterError("setting_problems: unknown rule %r for %s" % (rule, name))
+        problem = kind_problem(check)
+        if problem is NotImplemented:
+            raise AnsibleFilterError("setting_problems: unknown rule %r for %s" % (rule, name))
+        return problem
     return None
 
 

@@ -62,15 +62,61 @@ _value:
 """
 
 import os
+import re
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.glm53.serving.plugins.filter.setting_problems import setting_problems
-from ansible_collections.glm53.serving.plugins.module_utils._role_specs import SpecError, load_yaml, role_dir
+from ansible_collections.glm53.serving.plugins.module_utils._role_specs import SpecError, load_yaml, role_dir, role_names
 from ansible_collections.glm53.serving.plugins.module_utils._undefined import is_unresolved, unresolved_message
 
 _CACHE = {}
-_KEYS = {"rule", "min", "max", "hint", "secret", "skip_empty", "each", "keys", "attribute", "label"}
+_KEYS = {"rule", "min", "max", "hint", "secret", "skip_empty", "each", "keys", "attribute", "label", "why",
+         "not_inside", "distinct", "token", "choices", "root"}
+# Keys that name other settings, whose values the check needs.
+_REFS = ("not_inside", "distinct")
+# Kinds that resolve against the inventory (the magic variable groups).
+_INVENTORY_KINDS = ("host_ref", "hosts_ref", "group_ref")
+_DEFAULTS = {}
+# Kinds of what root runs, sources or loads: never inside the engine's user's home.
+_ROOT_KINDS = ("root_path", "command", "env_map")
+_ENGINE_HOME = "venv_service_home"
+
+
+def _not_inside(entry):
+    found = list(entry.get("not_inside", []))
+    root = entry.get("root", entry["rule"] in _ROOT_KINDS)
+    if root and _ENGINE_HOME not in found:
+        found.append(_ENGINE_HOME)
+    return found
+
+
+def _literal_defaults():
+    """Every role's defaults whose value is written out (or made of other such values by plain {{ name }}): what a
+    setting is when the role that owns it is not loaded in this context (a cross-role distinct check)."""
+    if not _DEFAULTS:
+        raw = {}
+        for role in ["_defaults"] + role_names():
+            path = os.path.join(role_dir(role), "defaults", "main.yml")
+            if os.path.exists(path):
+                raw.update({k: v for k, v in (load_yaml(path) or {}).items() if isinstance(v, str)})
+
+        def resolve(value, depth=0):
+            if depth > 5:
+                return None
+            out = re.sub(r"\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}",
+                         lambda m: resolve(raw.get(m.group(1), "{{"), depth + 1) or "{{", value)
+            return None if "{{" in out or "{%" in out else out
+        _DEFAULTS.update({k: resolve(v) for k, v in raw.items()})
+        _DEFAULTS["__loaded__"] = True
+    return _DEFAULTS
+
+
+def _other(name, values, unset):
+    value = values.get(name, unset)
+    if (isinstance(value, str) and value == unset) or is_unresolved(value):
+        return _literal_defaults().get(name)
+    return value
 
 
 def role_rules(role):
@@ -83,6 +129,9 @@ def role_rules(role):
                 entry = {"rule": entry} if isinstance(entry, str) else entry
                 if not isinstance(entry, dict) or "rule" not in entry or set(entry) - _KEYS:
                     raise SpecError("%s: %s: a rule is a name or a mapping of %s" % (path, name, sorted(_KEYS)))
+                for key in _REFS:
+                    if isinstance(entry.get(key), str):
+                        entry = dict(entry, **{key: [entry[key]]})
                 found.append((name, entry))
         _CACHE[role] = found
     return _CACHE[role]
@@ -110,6 +159,10 @@ def setting_rules(roles, values=None, unset="__glm53_unset__"):
     if values is None:
         names = {name for name, entry in rules}
         names |= {entry[k]["setting"] for name, entry in rules for k in ("min", "max") if isinstance(entry.get(k), dict)}
+        names |= {other for name, entry in rules for other in entry.get("distinct", []) + _not_inside(entry)}
+        names |= {entry["token"] for name, entry in rules if entry.get("token")}
+        if any(entry["rule"] in _INVENTORY_KINDS for name, entry in rules):
+            names.add("groups")
         return sorted(names)
     if not isinstance(values, dict):
         raise AnsibleFilterError("setting_rules expects the values as a mapping")
@@ -126,9 +179,21 @@ def setting_rules(roles, values=None, unset="__glm53_unset__"):
         if entry.get("skip_empty") and (value is None or (hasattr(value, "__len__") and len(value) == 0)):
             continue
         check = {"name": entry.get("label", name), "rule": entry["rule"]}
-        for key in ("hint", "secret"):
+        for key in ("hint", "secret", "choices", "root"):
             if key in entry:
                 check[key] = entry[key]
+        if _not_inside(entry):
+            check["untrusted"] = [[other, _other(other, values, unset)] for other in _not_inside(entry)
+                                  if other != name]
+        if entry.get("distinct"):
+            check["others"] = [[other, _other(other, values, unset)] for other in entry["distinct"] if other != name]
+        if entry.get("token"):
+            token = values.get(entry["token"])
+            if isinstance(token, str) and token.strip() and token != unset:
+                check["token"] = entry["token"]
+        if entry["rule"] in _INVENTORY_KINDS:
+            groups = values.get("groups")
+            check["inventory"] = groups if isinstance(groups, dict) else {}
         for key in ("min", "max"):
             if key in entry:
                 check[key] = _bound(entry[key], values)
