@@ -15,9 +15,12 @@ description:
   - Every C(%) becomes C(%%) (systemd expands specifiers such as C(%h) in these lines); with O(dollar), every C($)
     becomes C($$) (command lines expand C($VAR) and C(${VAR})).
   - A word of only letters, digits and C(@+=:,./_-) (and C(%), C($), escaped) is written as it is, so a plain value
-    renders unchanged. Any other word, and the empty word, is written in double quotes with C(\\) and C(")
-    backslash-escaped and control characters as C-style escapes (C(\\n), C(\\xNN)): a space, C(;), a quote or a
-    backtick stays inside its one word.
+    renders unchanged, and the empty word as C(''). Any other word is written in double quotes with C(\) and C(")
+    backslash-escaped and control characters as C-style escapes (C(\n), C(\xNN)), so that a space, C(;), a quote or
+    a backtick stays inside its one word.
+  - A list with O(dollar) is a command line, and its first word the executable, which systemd takes literally (no
+    C($VAR) there), so its C($) is left as it is; a path with a quote, a backslash or a control character, which
+    systemd refuses to run, is refused here.
   - This is systemd's quoting, not the shell's. C(ExecStart=) runs no shell, so C(;), C($(...)) and backticks are
     plain characters inside a word; for C(/bin/sh) lines (cron) use P(ansible.builtin.quote#filter).
 positional: _input, dollar, always
@@ -46,17 +49,17 @@ EXAMPLES = r"""
     dest: /etc/systemd/system/example.service
     content: |
       [Service]
-      ExecStart={{ ['/usr/bin/python3', '/opt/app/run.py', '--log', '/var/log/a b%.log'] | glm53.serving.systemd_quote }}
+      ExecStart={{ ['/usr/bin/python3', '/opt/run.py', '--log', '/var/log/a b%.log'] | glm53.serving.systemd_quote }}
       Environment={{ ('GREETING=' ~ greeting) | glm53.serving.systemd_quote(dollar=false, always=true) }}
     mode: "0644"
-# ExecStart=/usr/bin/python3 /opt/app/run.py --log "/var/log/a b%%.log"
+# ExecStart=/usr/bin/python3 /opt/run.py --log "/var/log/a b%%.log"
 """
 
 RETURN = r"""
 _value:
   description: The word, or the words joined by single spaces, as systemd would read them back.
   type: str
-  sample: /usr/bin/python3 /opt/app/run.py --log "/var/log/a b%%.log"
+  sample: /usr/bin/python3 /opt/run.py --log "/var/log/a b%%.log"
 """
 
 import re
@@ -83,6 +86,8 @@ def _word(value, dollar, always):
         escaped = escaped.replace("$", "$$")
     if not always and _PLAIN.fullmatch(text):
         return escaped
+    if not always and not text:
+        return "''"  # the empty word, as the shell's quote wrote it in these units before
     out = []
     for char in escaped:
         if char in _ESCAPES:
@@ -97,9 +102,17 @@ def _word(value, dollar, always):
 def systemd_quote(value, dollar=True, always=False):
     dollar = boolean(dollar, strict=True)
     always = boolean(always, strict=True)
-    if isinstance(value, (list, tuple)):
-        return " ".join(_word(word, dollar, always) for word in value)
-    return _word(value, dollar, always)
+    if not isinstance(value, (list, tuple)):
+        return _word(value, dollar, always)
+    words = list(value)
+    if dollar and words:
+        # a command line: systemd runs the first word as a path, literally, and refuses one with these characters
+        executable = to_text(words[0] if words[0] is not None else "", errors="surrogate_or_strict")
+        if re.search(r"[\\\"'\x00-\x1f\x7f]", executable):
+            raise AnsibleFilterError("systemd_quote: systemd runs no executable whose path has a quote, a backslash "
+                                     "or a control character: %r" % executable)
+        return " ".join([_word(executable, False, always)] + [_word(word, True, always) for word in words[1:]])
+    return " ".join(_word(word, dollar, always) for word in words)
 
 
 class FilterModule(object):

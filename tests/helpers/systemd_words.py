@@ -3,7 +3,8 @@
 systemd.service(5) "Command lines" and systemd.syntax(7) "Quoting": the line is split at whitespace; a word may be
 quoted with "..." or '...'; a backslash starts a C-style escape (\\\\, \\", \\', \\n, \\t, \\r, \\xNN, \\s) inside
 and outside quotes; a bare ";" word separates commands; then each word's specifiers are resolved (%% is a %); on a
-command line, $$ is a "$" and $VAR/${VAR} are variables.
+command line, the first word is the executable, taken literally, and in the others $$ is a "$" and $VAR/${VAR} are
+variables.
 """
 from __future__ import annotations
 
@@ -87,9 +88,16 @@ def split_words(value):
 
 
 def command_argv(value):
-    """An Exec*= value's argv as the process gets it: specifiers, words, then $$ to $ (a bare $VAR is refused)."""
-    argv = []
-    for word in map(resolve_specifiers, split_words(value)):
+    """An Exec*= value's executable and arguments: words, specifiers, then in the arguments $$ to $ (a bare $VAR is
+    refused). The executable is taken literally ($ and all); one with a quote, a backslash or a control character is
+    refused, as systemd refuses it."""
+    words = [resolve_specifiers(word) for word in split_words(value)]
+    if not words:
+        raise SystemdSyntaxError("an empty command line")
+    if re.search(r"[\\\"'\x00-\x1f\x7f]", words[0]):
+        raise SystemdSyntaxError(f"executable name contains special characters: {words[0]!r}")
+    argv = [words[0]]
+    for word in words[1:]:
         if re.search(r"(?<!\$)(\$\$)*\$(?!\$)", word):
             raise SystemdSyntaxError(f"a variable reference in {word!r}")
         argv.append(word.replace("$$", "$"))

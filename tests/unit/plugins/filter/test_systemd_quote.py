@@ -25,6 +25,12 @@ def test_a_plain_word_is_written_as_it_is(word):
     assert systemd_quote(word) == word
 
 
+def test_the_empty_word_is_written_as_the_shell_quote_wrote_it():
+    # the watchdog unit's --ca '' stays as it was on converged hosts
+    assert systemd_quote(["/usr/bin/python3", "--ca", ""]) == "/usr/bin/python3 --ca ''"
+    assert command_argv("/usr/bin/python3 --ca ''") == ["/usr/bin/python3", "--ca", ""]
+
+
 def test_a_list_is_its_words_joined_by_single_spaces():
     assert systemd_quote(["/bin/echo", "a b", "50%"]) == '/bin/echo "a b" 50%%'
 
@@ -52,6 +58,18 @@ def test_an_assignment_always_quoted_is_what_to_json_wrote_for_a_plain_value():
     assert systemd_quote("VLLM_LOGGING_LEVEL=DEBUG", dollar=False, always=True) == '"VLLM_LOGGING_LEVEL=DEBUG"'
 
 
+def test_the_executable_is_taken_literally():
+    # systemd substitutes no $VAR in the executable's path: a doubled $ there would be two dollars
+    assert systemd_quote(["/opt/a $b%/run", "$x"]) == '"/opt/a $b%%/run" $$x'
+    assert command_argv(systemd_quote(["/opt/a $b%/run", "$x"])) == ["/opt/a $b%/run", "$x"]
+
+
+@pytest.mark.parametrize("executable", ["/opt/it's/run", '/opt/"q"/run', "/opt/back\\slash", "/opt/new\nline"])
+def test_an_executable_systemd_would_refuse_is_refused(executable):
+    with pytest.raises(AnsibleFilterError, match="runs no executable"):
+        systemd_quote([executable, "arg"])
+
+
 @pytest.mark.parametrize("bad", [{"a": 1}, ["x", ["nested"]], "nul\x00"])
 def test_what_cannot_be_one_word_is_refused(bad):
     with pytest.raises(AnsibleFilterError):
@@ -60,7 +78,7 @@ def test_what_cannot_be_one_word_is_refused(bad):
 
 def test_the_reference_reader_refuses_what_systemd_would_misread():
     # the reader is what the other tests trust: it must be able to fail
-    for line in ['/bin/echo "a b', "/bin/echo ;", "/bin/echo $HOME", "/bin/echo 50%", "/bin/echo \\q"]:
+    for line in ['/bin/echo "a b', "/bin/echo ;", "/bin/echo $HOME", "/bin/echo 50%", "/bin/echo \\q", "\"/bin/it's\""]:
         with pytest.raises(SystemdSyntaxError):
             command_argv(line)
     assert command_argv("/bin/echo a b") == ["/bin/echo", "a", "b"]
@@ -91,15 +109,19 @@ def _systemd_command_line(tmp_path, execstart):
             word.append(line[i])
             i += 1
         i += quoted
-        words.append("".join(word).replace("$$", "$"))
-    return proc, words
+        words.append("".join(word))
+    return proc, words[:1] + [w.replace("$$", "$") for w in words[1:]]  # $$ in arguments only: at exec time
 
 
 @pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
 def test_systemd_itself_reads_the_words_back(tmp_path):
     words = [w for w in HOSTILE if not any(c in w for c in "\n\t\x01\x7f")]  # the dump escapes those its own way
-    proc, argv = _systemd_command_line(tmp_path, systemd_quote(["/bin/echo"] + words))
+    executable = tmp_path / "bin 50% $HOME;x" / "run"
+    executable.parent.mkdir()
+    executable.write_text("#!/bin/sh\n")
+    executable.chmod(0o755)
+    proc, argv = _systemd_command_line(tmp_path, systemd_quote([str(executable)] + words))
     if argv is None and proc.returncode == 0:
         pytest.skip("this systemd-analyze prints no command line in its debug dump")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert argv == ["/bin/echo"] + words
+    assert argv == [str(executable)] + words
