@@ -72,7 +72,7 @@ from ansible_collections.glm53.serving.plugins.module_utils._undefined import is
 
 _CACHE = {}
 _KEYS = {"rule", "min", "max", "hint", "secret", "skip_empty", "each", "keys", "attribute", "label", "why",
-         "not_inside", "distinct", "token", "choices", "root"}
+         "not_inside", "distinct", "token", "choices", "root", "unless_default", "url_only"}
 # Keys that name other settings, whose values the check needs.
 _REFS = ("not_inside", "distinct")
 # Kinds that resolve against the inventory (the magic variable groups).
@@ -179,7 +179,7 @@ def setting_rules(roles, values=None, unset="__glm53_unset__"):
         if entry.get("skip_empty") and (value is None or (hasattr(value, "__len__") and len(value) == 0)):
             continue
         check = {"name": entry.get("label", name), "rule": entry["rule"]}
-        for key in ("hint", "secret", "choices", "root"):
+        for key in ("hint", "secret", "choices", "root", "url_only"):
             if key in entry:
                 check[key] = entry[key]
         if _not_inside(entry):
@@ -191,6 +191,8 @@ def setting_rules(roles, values=None, unset="__glm53_unset__"):
             token = values.get(entry["token"])
             if isinstance(token, str) and token.strip() and token != unset:
                 check["token"] = entry["token"]
+        if entry.get("unless_default") and value == _literal_defaults().get(name):
+            continue  # the default may name nothing (no such group: the feature is off)
         if entry["rule"] in _INVENTORY_KINDS:
             groups = values.get("groups")
             check["inventory"] = groups if isinstance(groups, dict) else {}

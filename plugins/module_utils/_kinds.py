@@ -40,6 +40,7 @@ FREE_KINDS = frozenset(["text", "mapping", "list", "internal", "raw"])
 _UNIT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9:_.@-]{0,200}")
 _UNIT_SUFFIXES = (".service", ".timer", ".socket", ".target", ".mount", ".path", ".slice", ".scope", ".device",
                   ".swap", ".automount")
+_LABEL = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 _HOSTNAME = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_.-]{0,252})")
 
@@ -159,7 +160,7 @@ def ref_problem(check):
         return None
     if rule == "group_ref":
         if not isinstance(value, str) or value not in groups - {"all", "ungrouped"}:
-            return ("%s names no group of the inventory: give one of %s."
+            return ("%s is not an inventory group: give one of %s."
                     % (what, ", ".join(sorted(groups - {"all", "ungrouped"})) or "its groups"))
         return None
     # hosts_ref: an Ansible pattern of hosts and groups (a:b, a,b, !a, &a), each of them in the inventory
@@ -182,6 +183,8 @@ def ref_problem(check):
 def unit_name_problem(check):
     name, value = check["name"], check.get("value")
     what = "%s=%s" % (name, shown(check))
+    if isinstance(value, str) and len(value) > 200:
+        return "%s is longer than a unit name may be: at most 200 characters." % what
     if not isinstance(value, str) or not _UNIT.fullmatch(value) or ".." in value:
         return ("%s is not a unit name: letters, digits and :_.@- only, no '/', no '..', not starting with '-' or '.' "
                 "(glm53-heal)." % what)
@@ -293,13 +296,18 @@ def command_problem(check):
 def location_problem(check):
     """An https:// (or http://) URL, a file:// URL or an absolute path: where one file comes from."""
     value = check.get("value")
+    fix = ("%s=%s must be an https://, http:// or file:// URL%s (no spaces, no '..', no control character)"
+           % (check["name"], shown(check), "" if check.get("url_only") else ", or an absolute path"))
     if isinstance(value, str) and (value.startswith("/") or value.startswith("file://")):
         path = value[len("file://"):] if value.startswith("file://") else value
-        if not path.startswith("/") or ".." in path.split("/") or re.search(r"[\x00-\x1f\x7f]", path):
-            return ("%s=%s must be an https:// URL, a file:// URL or an absolute path (no '..', no control "
-                    "character)." % (check["name"], shown(check)))
+        if (not path.startswith("/") or (value.startswith("/") and check.get("url_only")) or ".." in path.split("/")
+                or re.search(r"[\s\x00-\x1f\x7f]", path)):
+            return fix + "."
         return None
-    return url_problem(check)
+    if not isinstance(value, str) or not re.match(r"https?://", value):
+        return fix + "."
+    problem = url_problem(check)
+    return (fix + ": " + problem) if problem and "must be an http" in problem else problem
 
 
 # Every kind a rules file may name: the shape rules of the setting_problems filter and this module's kinds.
@@ -307,7 +315,7 @@ KINDS = frozenset(["port", "positive", "fraction", "number_range", "int_min", "i
                    "abs_path_no_space", "root_path", "path", "hex_commit", "nonblank", "single_line", "text",
                    "secret", "unix_name", "env_name", "url", "duration", "serial", "count_or_pct", "host_port",
                    "host_ref", "hosts_ref", "group_ref", "unit_name", "sha256", "silence_matchers", "one_of",
-                   "env_map", "command", "location", "flag"]) | PLAIN_KINDS
+                   "env_map", "command", "location", "flag", "label"]) | PLAIN_KINDS
 
 
 def kind_problem(check):
@@ -334,6 +342,11 @@ def kind_problem(check):
         return env_map_problem(check)
     if rule == "command":
         return command_problem(check)
+    if rule == "label":
+        if not isinstance(value, str) or not _LABEL.fullmatch(value):
+            return ("%s=%s must be a name of letters, digits, '.', '_' and '-' (at most 128, not starting with '.'): "
+                    "it names a file and a folder." % (name, shown(check)))
+        return None
     if rule == "sha256":
         if not isinstance(value, str) or not _HEX64.fullmatch(value):
             return "%s=%s must be a sha256: 64 hex digits (sha256sum FILE)." % (name, shown(check))

@@ -130,7 +130,8 @@ INVENTORY = {"all": ["gpu-01", "gpu-02", "prom-01"], "ungrouped": [], "glm53_ser
 
 @pytest.mark.parametrize("rule, value, words", [
     ("hosts_ref", "all", "every host"), ("hosts_ref", "gpu-01:gpu-09", "gpu-09"), ("hosts_ref", "*", "every host"),
-    ("host_ref", "lb-01", "no host"), ("group_ref", "glm53_alertmanagr", "no group"), ("group_ref", "all", "no group"),
+    ("host_ref", "lb-01", "no host"), ("group_ref", "glm53_alertmanagr", "not an inventory group"),
+    ("group_ref", "all", "not an inventory group"),
 ])
 def test_a_reference_names_what_the_inventory_has(rule, value, words):
     problems = _one(rule, value, inventory=INVENTORY)
@@ -152,11 +153,20 @@ def test_a_silence_holds_one_host(matchers, words):
     assert len(problems) == 1 and words in problems[0], problems
 
 
-def test_meaning_a_band_past_a_near_uniform_guess_and_a_figure_the_bench_never_reports():
+def test_meaning_a_band_past_a_near_uniform_guess_and_a_watchdog_that_acts_within_an_hour():
     assert any("probes_reference_band" in p for p in setting_rules(["probes"], {"probes_reference_band": [0.02, 12]}))
-    problems = setting_rules(["rollout"], {"rollout_max_regression_pct": {"p95_ttft_ms": 10}})
-    assert any("p95_ttft_ms" in p for p in problems), problems
-    assert setting_rules(["rollout"], {"rollout_max_regression_pct": {"p99_ttft_ms": 10, "output_throughput": 5}}) == []
+    assert setting_rules(["probes"], {"probes_reference_band": [0.02, 5.0]}) == []
+    # interval x failures at most an hour (the bound is the service role's derived __service_watchdog_max_failures)
+    problems = setting_rules(["service"], {"service_watchdog_failures": 100, "__service_watchdog_max_failures": 60})
+    assert any("service_watchdog_failures=100" in p and "within an hour" in p for p in problems), problems
+    assert setting_rules(["service"], {"service_watchdog_failures": 3, "__service_watchdog_max_failures": 60}) == []
+
+
+def test_the_default_alertmanager_group_may_be_absent_a_misspelt_one_may_not():
+    inventory = dict(INVENTORY)
+    assert setting_rules(["monitoring"], {"monitoring_alertmanagers_group": "glm53_alertmanager", "groups": inventory}) == []
+    problems = setting_rules(["monitoring"], {"monitoring_alertmanagers_group": "glm53_alertmanagr", "groups": inventory})
+    assert any("monitoring_alertmanagers_group" in p for p in problems), problems
 
 
 def test_every_setting_a_playbook_reads_has_a_kind():
