@@ -62,7 +62,8 @@ def trust_problem(path, trusted_uids=None, _depth=0):
         if st.st_uid not in uids:
             if sticky_parent is not None:
                 return ("%s (%s) is in %s, which everyone may write: only a path of root's is safe there; use a "
-                        "folder of root's (chown root:root, chmod go-w) or another path" % (current, found, sticky_parent))
+                        "folder of root's (chown root:root, chmod go-w) or another path"
+                        % (current, found, sticky_parent))
             return ("%s (%s) is not root's: its owner can replace %s; give it to root (chown root:root %s) or use "
                     "another path" % (current, found, path, current))
         mode = stat.S_IMODE(st.st_mode)

@@ -26,16 +26,16 @@ description:
     installed, so the files it claims there are taken as its own, once.
   - An entry, once recorded, stays until C(state=absent) removes the ledger; a later run adds only what is new. A
     missing folder inside a recorded one is not recorded again (it is the collection's already).
-  - A recorded folder that is not there any more (removed, by an uninstall or by hand) loses its identity: the
+  - A recorded folder that is not there any more (removed, by an uninstall or by hand) loses its identity; the
     folder made there next, by the collection after a claim, is recorded anew, so a re-install after an uninstall is
     the collection's again.
   - C(state=query) reads the ledger and changes nothing, and returns RV(owned), the recorded entries that are
     still the collection's; C(playbooks/uninstall.yml) removes nothing else.
-  - The ledger decides what root writes over and removes, so it is read and written only where no one but root can
+  - "The ledger decides what root writes over and removes, so it is read and written only where no one but root can
     change it (OpenSSH's StrictModes): the file and every folder on the way to it owned by root, not writable by
     group or others, no link (a world-writable sticky folder such as /tmp is accepted on the way when what follows
     is root's). Otherwise the call is refused, naming the path, its owner and mode, and the fix, and nothing is
-    read or written.
+    read or written."
   - "Releases before 0.3.0 kept the ledger in the service user's home (O(previous_path)), which that user could
     rewrite. When there is no ledger at O(path) and there is one at O(previous_path), it is used (moved to O(path))
     only when it passes the same check; else the call is refused with what to do (check it and move it as root, or
@@ -53,6 +53,7 @@ options:
         when O(path) does not exist and it passes the trust check; refused otherwise. An empty string turns this off.
     type: path
     default: /var/lib/glm53/ledger.json
+    version_added: "0.3.0"
   paths:
     description: Absolute folders the collection creates, or files whose folders it creates. They need not exist.
     type: list
@@ -98,7 +99,7 @@ options:
     description:
       - C(present) records what does not exist yet (the ledger's own folder included); C(query) only reads.
       - C(absent) ends an uninstall, after the roles removed the files they made. Each recorded folder that is
-        still the collection's is emptied of folders only, from the bottom up (C(rmdir): nothing is followed, and a
+        still the collection's is emptied of folders only, from the bottom up (C(rmdir), nothing is followed, and a
         folder that holds anything else stays, with every folder on its way); a file or link left inside is kept and
         listed in RV(kept). What is gone is forgotten. The ledger goes (and its folder, an entry) when none of its
         paths is left and none of its users and groups exists; else it keeps what is left, for a later run.
@@ -186,7 +187,7 @@ removed:
   sample: [/opt/glm53/libexec, /opt/glm53]
 kept:
   description: With C(state=absent), what is left inside the collection's folders (a file or link it did not
-    remove: another's, or evidence kept on request) and the recorded files still there; their folders stay too.
+    remove, another's or evidence kept on request) and the recorded files still there; their folders stay too.
   returned: with C(state=absent)
   type: list
   elements: str

@@ -11,12 +11,12 @@ module: path_trust
 short_description: Refuse a path root will run, source, load or write when someone else could replace it
 version_added: "0.3.0"
 description:
-  - Checks each path as OpenSSH's StrictModes checks a user's files, for what root runs, sources, loads or trusts
+  - "Checks each path as OpenSSH's StrictModes checks a user's files, for what root runs, sources, loads or trusts
     (a script, an environment file, a unit, a folder it writes into): the path and every folder on the way to it,
     from /, that exist must be owned by root (or by the user the module runs as), must not be writable by their
     group or by others, and the path itself must not be a link. A link on the way must be root's, and what it points
     at is checked in its place. A world-writable folder with the sticky bit (C(/tmp)) is accepted on the way when
-    the next component is root's.
+    the next component is root's."
   - Nothing is followed (C(lstat)) and nothing is changed. A path that does not exist yet is checked as far as it
     exists (what root makes there is root's).
   - Fails, one message per path (naming the path, the owner and mode found, and the fix), unless
