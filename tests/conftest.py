@@ -121,5 +121,5 @@ def pytest_terminal_summary(terminalreporter):
 @pytest.fixture(autouse=True, scope="session")
 def _role_test_ledger(tmp_path_factory):
     """A role run on this machine claims its paths in a ledger before it writes: the role tests' playbooks read this
-    one (GLM53_TEST_LEDGER), one per test worker, never the machine's own /var/lib/glm53/ledger.json."""
+    one (GLM53_TEST_LEDGER), one per test worker, never the machine's own /var/lib/glm53-ledger/ledger.json."""
     os.environ["GLM53_TEST_LEDGER"] = str(tmp_path_factory.mktemp("ledger") / "ledger.json")

@@ -88,6 +88,14 @@ options:
         type: str
         choices: [file, dir]
         default: dir
+      trusted:
+        description:
+          - Root runs, sources or loads this path (the relaunch gate, the env file, the serve script, a unit). It,
+            where it exists, and every folder on the way to it must be root's and writable by no one else (the
+            check of M(glm53.serving.path_trust)); a claim that fails is refused with nothing written.
+        type: bool
+        default: false
+        version_added: "0.3.0"
   forget:
     description:
       - Recorded paths the collection removed itself, dropped from the ledger (with C(state=present)), each only
@@ -311,6 +319,18 @@ def foreign_claims(claims, ledger_path, ledger, ids, version, added):
     return foreign
 
 
+def untrusted_claims(claims):
+    """The claims of paths root runs, sources or loads that someone other than root could change or replace."""
+    out = []
+    for claim in claims:
+        problem = trust_problem(claim["path"]) if claim.get("trusted") else None
+        if problem:
+            out.append("%s=%s cannot be trusted: %s. root runs, sources or loads it, so whoever can change it or a "
+                       "folder on its way can become root: give %s a path in folders only root can write."
+                       % (claim["name"], claim["path"], problem, claim["name"]))
+    return out
+
+
 def untrusted(module, path, what="the host's ledger"):
     """Refuse (nothing read or written) when someone other than root could have written or could replace path."""
     problem = trust_problem(path)
@@ -397,7 +417,8 @@ def main():
             groups=dict(type="list", elements="str", default=[]),
             claims=dict(type="list", elements="dict", default=[], options=dict(
                 name=dict(type="str", required=True), path=dict(type="path", required=True),
-                kind=dict(type="str", choices=["file", "dir"], default="dir"))),
+                kind=dict(type="str", choices=["file", "dir"], default="dir"),
+                trusted=dict(type="bool", default=False))),
             forget=dict(type="list", elements="path", default=[]),
             state=dict(type="str", choices=["present", "query", "absent"], default="present"),
         ),
@@ -422,6 +443,7 @@ def main():
     if p["state"] == "present":
         # refused before anything is made (the ledger's own folder included), and again under the lock below
         early = foreign_claims(p["claims"], p["path"], ledger, ids, version, dict((k, []) for k in KINDS))
+        early += untrusted_claims(p["claims"])
         if early:
             module.fail_json(msg=" ".join(early), foreign=early, ledger=ledger, added=added)
     folder = os.path.dirname(p["path"])

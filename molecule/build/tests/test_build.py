@@ -90,5 +90,5 @@ def test_the_venv_runs_on_the_python_uv_installed_from_the_mirror(host):
     # the service user runs the engine from it
     assert host.run(f"runuser -u glm53 -- {VENV}/bin/python -c 'import ssl, sqlite3'").rc == 0
     # and the folder is the collection's: in a path the host's ledger records it made (the uninstall removes it)
-    ledger = json.loads(host.file("/var/lib/glm53/ledger.json").content_string)
+    ledger = json.loads(host.file("/var/lib/glm53-ledger/ledger.json").content_string)
     assert any(p == "/opt/glm53/uv" or "/opt/glm53/uv".startswith(p + "/") for p in ledger["paths"]), ledger

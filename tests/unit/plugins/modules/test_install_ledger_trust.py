@@ -187,3 +187,27 @@ def test_absent_removes_the_folders_that_hold_nothing_else_and_keeps_the_rest(ru
     assert done["ledger_removed"] and done["kept"] == []
     assert sorted(os.listdir(tmp_path)) == []
     assert not run_module(install_ledger, {"path": str(ledger), "previous_path": "", "state": "absent"})["changed"]
+
+
+def test_a_path_root_runs_is_refused_where_the_engines_user_could_change_it(run_module, tmp_path):
+    """A trusted claim (the relaunch gate's folder, the env file): a folder on its way that the engine's user owns
+    is refused before anything is made; the same claim in folders of root's passes and is recorded."""
+    ledger = tmp_path / "state" / "ledger.json"
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chown(home, ENGINE, ENGINE)
+    before = tree(str(tmp_path))
+    claims = [{"name": "service_gate_dir", "path": str(home / "libexec"), "trusted": True},
+              {"name": "serve_env_file", "path": str(tmp_path / "etc" / "vllm.env"), "kind": "file", "trusted": True}]
+    out = run_module(install_ledger, {"path": str(ledger), "claims": claims, "previous_path": ""})
+    assert out.failed, out
+    assert out["msg"].startswith("service_gate_dir=%s cannot be trusted: %s (folder, owner nobody (uid 65534)"
+                                 % (home / "libexec", home)), out["msg"]
+    assert "serve_env_file" not in out["msg"]
+    assert tree(str(tmp_path)) == before
+    # the same paths, untrusted claims (a folder the engine writes): left to the ledger's own rules
+    out = run_module(install_ledger, {"path": str(ledger), "previous_path": "",
+                                      "claims": [dict(c, trusted=False) for c in claims]})
+    assert not out.failed, out
+    out = run_module(install_ledger, {"path": str(ledger), "claims": claims[1:], "previous_path": ""})
+    assert not out.failed, out
