@@ -69,7 +69,7 @@ import unicodedata
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.glm53.serving.plugins.module_utils._kinds import (
-    distinct_problem, kind_problem, root_path_problem, unnormal, url_problem)
+    distinct_problem, kind_problem, root_path_problem, special_chars, unnormal, url_problem)
 
 _HEX = re.compile(r"[0-9a-fA-F]{7,40}")
 _INT = re.compile(r"-?[0-9]+")
@@ -155,6 +155,11 @@ def _problem(check):
     if check["rule"] in _ALIASES:
         check = dict(check, rule=_ALIASES[check["rule"]], secret=check.get("secret") or check["rule"] == "secret")
     problem = _shape_problem(check)
+    if problem is None and check["rule"] in _PATH_RULES and isinstance(check.get("value"), str) \
+            and special_chars(check["value"]):
+        problem = ("%s=%s holds %s, which a shell, cron or systemd reads as its own (a command separator, an expansion, "
+                   "a specifier or a quote): give a path of letters, digits and . _ - + @ = , : / only."
+                   % (check["name"], json.dumps(check["value"]), " ".join(special_chars(check["value"]))))
     if problem is None and check["rule"] in _PATH_RULES and isinstance(check.get("value"), str):
         bad = unnormal(check["value"])
         problem = ("%s=%s %s." % (check["name"], json.dumps(check["value"]), bad)) if bad else None

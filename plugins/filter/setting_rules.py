@@ -72,7 +72,7 @@ from ansible_collections.glm53.serving.plugins.module_utils._undefined import is
 
 _CACHE = {}
 _KEYS = {"rule", "min", "max", "hint", "secret", "skip_empty", "each", "keys", "attribute", "label", "why",
-         "not_inside", "distinct", "token", "choices", "root", "unless_default", "url_only"}
+         "not_inside", "distinct", "token", "choices", "root", "unless_default", "url_only", "home_ok"}
 # Keys that name other settings, whose values the check needs.
 _REFS = ("not_inside", "distinct")
 # Kinds that resolve against the inventory (the magic variable groups).
@@ -86,7 +86,7 @@ _ENGINE_HOME = "venv_service_home"
 def _not_inside(entry):
     found = list(entry.get("not_inside", []))
     root = entry.get("root", entry["rule"] in _ROOT_KINDS)
-    if root and _ENGINE_HOME not in found:
+    if root and _ENGINE_HOME not in found and not entry.get("home_ok"):
         found.append(_ENGINE_HOME)
     return found
 
@@ -159,7 +159,9 @@ def setting_rules(roles, values=None, unset="__glm53_unset__"):
     if values is None:
         names = {name for name, entry in rules}
         names |= {entry[k]["setting"] for name, entry in rules for k in ("min", "max") if isinstance(entry.get(k), dict)}
-        names |= {other for name, entry in rules for other in entry.get("distinct", []) + _not_inside(entry)}
+        names |= {other.partition("+")[0] for name, entry in rules for other in entry.get("distinct", []) + _not_inside(entry)}
+        if any(entry["rule"] == "silence_matchers" for name, entry in rules):
+            names |= {"inventory_hostname", "groups"}
         names |= {entry["token"] for name, entry in rules if entry.get("token")}
         if any(entry["rule"] in _INVENTORY_KINDS for name, entry in rules):
             names.add("groups")
@@ -182,17 +184,29 @@ def setting_rules(roles, values=None, unset="__glm53_unset__"):
         for key in ("hint", "secret", "choices", "root", "url_only"):
             if key in entry:
                 check[key] = entry[key]
+        if entry.get("root") or entry["rule"] in _ROOT_KINDS:
+            check["root"] = True
         if _not_inside(entry):
             check["untrusted"] = [[other, _other(other, values, unset)] for other in _not_inside(entry)
                                   if other != name]
         if entry.get("distinct"):
-            check["others"] = [[other, _other(other, values, unset)] for other in entry["distinct"] if other != name]
+            check["others"] = []
+            for other in entry["distinct"]:
+                base, _plus, suffix = other.partition("+")
+                theirs = _other(base, values, unset)
+                if base != name:
+                    check["others"].append([other.replace("+", " + ", 1) if suffix else other,
+                                            theirs + suffix if isinstance(theirs, str) and theirs else theirs])
         if entry.get("token"):
             token = values.get(entry["token"])
             if isinstance(token, str) and token.strip() and token != unset:
                 check["token"] = entry["token"]
         if entry.get("unless_default") and value == _literal_defaults().get(name):
             continue  # the default may name nothing (no such group: the feature is off)
+        if entry["rule"] == "silence_matchers":
+            groups, host = values.get("groups"), values.get("inventory_hostname")
+            check["inventory"] = groups if isinstance(groups, dict) else {}
+            check["host"] = host if isinstance(host, str) and host != unset else None
         if entry["rule"] in _INVENTORY_KINDS:
             groups = values.get("groups")
             check["inventory"] = groups if isinstance(groups, dict) else {}

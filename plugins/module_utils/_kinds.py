@@ -28,7 +28,7 @@ import ipaddress
 import json
 import posixpath
 import re
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 # Folders another user can write into (sticky or not): nothing root runs, sources or loads lives there.
 UNTRUSTED_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/user", "/run/lock", "/var/lock", "/home", "/var/crash",
@@ -55,6 +55,17 @@ def normal_path(path):
         return None
     norm = posixpath.normpath(path)
     return "/" + norm.lstrip("/") if norm.startswith("//") else norm
+
+
+# Characters a shell, cron or systemd reads as their own (a command separator, an expansion, a specifier, a quote):
+# no path the collection writes or runs holds one. Quoting keeps such a value one word; refusing it keeps it out of
+# every tool that reads the path after us.
+_PATH_SPECIALS = set(";`$%&|<>'\"\\*?!")
+
+
+def special_chars(path):
+    """The characters of path that a shell, cron or systemd would read as their own ('' when none)."""
+    return "".join(sorted(set(path) & _PATH_SPECIALS)) if isinstance(path, str) else ""
 
 
 def unnormal(path):
@@ -103,6 +114,12 @@ def url_problem(check):
         return ("%s=(a URL with a user or password in it) carries a credential: a URL is written to files and shown "
                 "in logs. Give the URL without user:password@ and the credential in its own setting (kept in a "
                 "vault)." % name)
+    secret_keys = [k for k, _v in parse_qsl(parts.query, keep_blank_values=True)
+                   if re.search(r"(?i)token|key|secret|pass|auth|sig|credential|session", k)]
+    if secret_keys:
+        return ("%s=(a URL with %s in its query) carries a credential: a URL is written to files and shown in logs. "
+                "Give the URL without it and the credential in its own setting (kept in a vault)."
+                % (name, ", ".join(sorted(set(secret_keys)))))
     if port is not None and not 1 <= port <= 65535 or parts.netloc.endswith(":"):
         return "%s has a port outside 1-65535: give the port the service listens on." % what
     host = parts.hostname
@@ -238,9 +255,22 @@ def silence_problem(check):
                 pattern = re.compile(str(item["value"]))
             except re.error as exc:
                 return "%s is not a regular expression Alertmanager takes (%s)." % (label, exc)
-            if pattern.fullmatch("") or pattern.fullmatch("zz-no-such-host-9") or pattern.fullmatch("gpu-01"):
+            if pattern.fullmatch("") or pattern.fullmatch("zz-no-such-host-9"):
                 return ("%s matches any host (%s): the silence would hide every host's alerts during a rollout of "
                         "one host. Match the host being restarted." % (label, json.dumps(item["value"])))
+    host, hosts = check.get("host"), set((check.get("inventory") or {}).get("all", []))
+    if host:
+        def holds(item):
+            regex = str(item.get("isRegex", "false")).lower() in ("true", "yes", "1")
+            if not regex:
+                return str(item["value"]) == host
+            others = hosts - {host}
+            return bool(re.fullmatch(str(item["value"]), host)) and not any(re.fullmatch(str(item["value"]), h)
+                                                                            for h in others)
+        if not any(holds(item) for item in value):
+            return ("%s matches no label that is this host's alone (%s): the silence of one host's turn would hide the "
+                    "alerts of every host it matches. Keep a matcher on the host label, {name: host, value: "
+                    "\"{{ inventory_hostname }}\"}, as the default does." % (name, host))
     return None
 
 

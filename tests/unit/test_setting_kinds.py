@@ -223,3 +223,32 @@ def test_a_hosts_own_address_set_once_for_the_group_is_refused():
     assert _fleet({"gpu-01": dict(loopback), "gpu-02": dict(loopback)}) == []
     assert _fleet({"gpu-01": {"probes_base_url": "http://10.0.1.11:8000"},
                    "gpu-02": {"probes_base_url": "http://10.0.1.12:8000"}}) == []
+
+
+@pytest.mark.parametrize("value", ["/opt/glm53;touch /x", "/opt/$(id)/venv", "/opt/`id`", "/var/lib/glm53%h", "/opt/a|b"])
+def test_a_path_holds_no_character_a_shell_or_systemd_reads_as_its_own(value):
+    problems = _one("abs_path", value)
+    assert len(problems) == 1 and "reads as its own" in problems[0], problems
+
+
+@pytest.mark.parametrize("value", ["https://hub.example/api?token=abc", "https://am.example/?api_key=abc&x=1",
+                                   "https://mirror.example/py?X-Amz-Signature=abc"])
+def test_a_url_carries_no_credential_in_its_query(value):
+    problems = _one("url", value)
+    assert len(problems) == 1 and "in its query" in problems[0] and "abc" not in problems[0], problems
+
+
+def test_a_silence_holds_this_host_alone():
+    values = {"groups": INVENTORY, "inventory_hostname": "gpu-01"}
+    assert setting_rules(["rollout"], dict(values, rollout_silence_matchers=[{"name": "host", "value": "gpu-01"}])) == []
+    problems = setting_rules(["rollout"], dict(values, rollout_silence_matchers=[{"name": "job", "value": "glm53"}]))
+    assert any("rollout_silence_matchers" in p and "this host's alone" in p for p in problems), problems
+    problems = setting_rules(["rollout"], dict(values, rollout_silence_matchers=[
+        {"name": "host", "value": "gpu-0[12]", "isRegex": True}]))
+    assert any("this host's alone" in p for p in problems), problems
+
+
+def test_the_heal_schedule_is_not_named_as_the_engines_watchdog():
+    problems = setting_rules(["heal"], {"heal_schedule_name": "vllm-glm53-watchdog"})
+    assert any("heal_schedule_name" in p and "service_name + -watchdog" in p for p in problems), problems
+    assert setting_rules(["heal"], {"heal_schedule_name": "glm53-heal"}) == []
