@@ -278,8 +278,9 @@ def silence_problem(check):
 # name is one root trusts.
 LOADER_VARIABLES = frozenset(["PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX",
                               "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PATH", "CUDA_HOME",
-                              "TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "CC", "CXX", "NVCC", "CUDACXX",
-                              "CMAKE_PREFIX_PATH"])
+                              "CC", "CXX", "NVCC", "CUDACXX", "CMAKE_PREFIX_PATH"])
+# Variables no environment that reaches a root step may set at all (the dynamic loader reads them in every program).
+PRELOAD_VARIABLES = frozenset(["LD_PRELOAD", "LD_AUDIT"])
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -296,6 +297,10 @@ def env_map_problem(check):
         text = "" if item is None else str(item)
         if re.search(r"[\x00-\x1f\x7f]", text):
             return "%s[%s] must be one line (no line break or control character)." % (name, json.dumps(key))
+        if key.upper() in PRELOAD_VARIABLES and check.get("root"):
+            return ("%s sets %s: the unit gives its environment to the steps root runs beside the engine (the relaunch "
+                    "gate, the watchdog), and %s makes every program load the code it names. Leave it out."
+                    % (name, key, key))
         if key.upper() in LOADER_VARIABLES:
             for part in [p for p in re.split(r"[: ]", text) if p]:
                 if key.upper() in ("CC", "CXX", "NVCC", "CUDACXX") and "/" not in part:

@@ -252,3 +252,13 @@ def test_the_heal_schedule_is_not_named_as_the_engines_watchdog():
     problems = setting_rules(["heal"], {"heal_schedule_name": "vllm-glm53-watchdog"})
     assert any("heal_schedule_name" in p and "service_name + -watchdog" in p for p in problems), problems
     assert setting_rules(["heal"], {"heal_schedule_name": "glm53-heal"}) == []
+
+
+@pytest.mark.parametrize("env", [{"LD_PRELOAD": "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"}, {"LD_AUDIT": "/opt/a.so"},
+                                 {"PYTHONPATH": "/var/lib/glm53/site"}])
+def test_the_engines_environment_makes_no_root_step_load_code(env):
+    """The unit gives the engine's environment to the steps root runs beside it (the gate, the watchdog)."""
+    problems = setting_rules(["service"], {"service_environment": env, "venv_service_home": "/var/lib/glm53"})
+    assert any("service_environment" in p for p in problems), problems
+    assert setting_rules(["service"], {"service_environment": {"NCCL_DEBUG": "WARN", "HF_HOME": "/var/lib/glm53/hf",
+                                                               "CUDA_VISIBLE_DEVICES": "0,1"}}) == []

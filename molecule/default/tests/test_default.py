@@ -95,7 +95,7 @@ def test_engine_unit_is_hardened_and_verified(host):
                  "NoNewPrivileges=true", "ProtectSystem=strict", "ProtectHome=true", "PrivateTmp=true",
                  "CapabilityBoundingSet=\n", "RestrictNamespaces=true", "UMask=0077",
                  "TimeoutStartSec=900", "TimeoutStopSec=120", "User=glm53", "RestartPreventExitStatus=76",
-                 "ExecStartPost=+/usr/bin/python3 /opt/glm53/libexec/relaunch_gate.py"):
+                 "ExecStartPost=+/usr/bin/python3 -I /opt/glm53/libexec/relaunch_gate.py"):
         assert line in unit, line
     assert host.run("systemd-analyze verify /etc/systemd/system/vllm-glm53.service").rc == 0
 
