@@ -184,7 +184,7 @@ def setting_rules(roles, values=None, unset="__glm53_unset__"):
         for key in ("hint", "secret", "choices", "root", "url_only"):
             if key in entry:
                 check[key] = entry[key]
-        if entry.get("root") or entry["rule"] in _ROOT_KINDS:
+        if entry.get("root", entry["rule"] in _ROOT_KINDS):
             check["root"] = True
         if _not_inside(entry):
             check["untrusted"] = [[other, _other(other, values, unset)] for other in _not_inside(entry)

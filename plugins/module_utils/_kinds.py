@@ -92,8 +92,25 @@ def _loopback(host):
         return False
 
 
+def _url_credential(value):
+    """What credential a URL's text carries (a user or password before its host, a secret in its query), or None."""
+    if not isinstance(value, str):
+        return None
+    rest = value.split("://", 1)[-1]
+    if "@" in rest.split("/", 1)[0].split("?", 1)[0]:
+        return "a user or password before its host"
+    query = rest.split("?", 1)[1].split("#", 1)[0] if "?" in rest else ""
+    keys = sorted(set(k for k, _v in parse_qsl(query, keep_blank_values=True)
+                      if re.search(r"(?i)token|key|secret|pass|auth|sig|credential|session", k)))
+    return ("%s in its query" % ", ".join(keys)) if keys else None
+
+
 def url_problem(check):
     name, value = check["name"], check.get("value")
+    credential = _url_credential(value)
+    if credential:  # before anything that would show the value
+        return ("%s=(a URL with %s) carries a credential: a URL is written to files and shown in logs. Give the "
+                "URL without it and the credential in its own setting (kept in a vault)." % (name, credential))
     what = "%s=%s" % (name, shown(check))
     if not isinstance(value, str) or value.strip() != value or re.search(r"\s", value):
         return "%s must be an http:// or https:// URL with a host (http://127.0.0.1:8000), no spaces in it." % what
@@ -110,16 +127,6 @@ def url_problem(check):
                 % (what, exc))
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "%s must be an http:// or https:// URL with a host (http://127.0.0.1:8000)." % what
-    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
-        return ("%s=(a URL with a user or password in it) carries a credential: a URL is written to files and shown "
-                "in logs. Give the URL without user:password@ and the credential in its own setting (kept in a "
-                "vault)." % name)
-    secret_keys = [k for k, _v in parse_qsl(parts.query, keep_blank_values=True)
-                   if re.search(r"(?i)token|key|secret|pass|auth|sig|credential|session", k)]
-    if secret_keys:
-        return ("%s=(a URL with %s in its query) carries a credential: a URL is written to files and shown in logs. "
-                "Give the URL without it and the credential in its own setting (kept in a vault)."
-                % (name, ", ".join(sorted(set(secret_keys)))))
     if port is not None and not 1 <= port <= 65535 or parts.netloc.endswith(":"):
         return "%s has a port outside 1-65535: give the port the service listens on." % what
     host = parts.hostname

@@ -262,3 +262,10 @@ def test_the_engines_environment_makes_no_root_step_load_code(env):
     assert any("service_environment" in p for p in problems), problems
     assert setting_rules(["service"], {"service_environment": {"NCCL_DEBUG": "WARN", "HF_HOME": "/var/lib/glm53/hf",
                                                                "CUDA_VISIBLE_DEVICES": "0,1"}}) == []
+
+
+@pytest.mark.parametrize("value", ["http://user:pw-s3cr3t@fe80::1:9093/", "https://u:pw-s3cr3t@h:99999/x",
+                                   "http://fe80::1:9093/?token=pw-s3cr3t"])
+def test_a_credential_is_named_before_anything_that_would_show_the_url(value):
+    problems = _one("url", value)
+    assert len(problems) == 1 and "carries a credential" in problems[0] and "s3cr3t" not in problems[0], problems
