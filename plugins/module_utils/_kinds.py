@@ -24,6 +24,7 @@ holds the kinds that know about trust, references and names:
 
 from __future__ import annotations
 
+import fnmatch
 import ipaddress
 import json
 import posixpath
@@ -193,11 +194,18 @@ def ref_problem(check):
     words = [w.strip() for w in re.split(r"[:,]", value) if w.strip()]
     for word in words:
         bare = word.lstrip("!&")
-        if bare in ("all", "*") or bare.endswith("*") and not word.startswith("!"):
+        matched = fnmatch.filter(sorted(hosts | groups), bare) if "*" in bare or "?" in bare else None
+        if not word.startswith("!") and (bare in ("all", "*") or (matched is not None and hosts and
+                                                                  set(fnmatch.filter(sorted(hosts), bare)) == hosts)):
             return ("%s takes in every host of the inventory (%s): the monitoring and load-balancer hosts too, which "
                     "are not engines. Name the serving group or its hosts (glm53_serving)." % (what, word))
         if bare.startswith("~") or "[" in bare:
             continue  # a regex or a slice: left to Ansible, which says when it matches nothing
+        if matched is not None:
+            if not matched:
+                return ("%s names %s, which matches no host or group of the inventory: Ansible would skip it "
+                        "silently. Fix the pattern." % (what, json.dumps(bare)))
+            continue
         if bare not in hosts and bare not in groups:
             return ("%s names %s, which is no host or group of the inventory: Ansible would skip it silently. Fix "
                     "the name." % (what, json.dumps(bare)))

@@ -130,6 +130,7 @@ INVENTORY = {"all": ["gpu-01", "gpu-02", "prom-01"], "ungrouped": [], "glm53_ser
 
 @pytest.mark.parametrize("rule, value, words", [
     ("hosts_ref", "all", "every host"), ("hosts_ref", "gpu-01:gpu-09", "gpu-09"), ("hosts_ref", "*", "every host"),
+    ("hosts_ref", "*-0*", "every host"), ("hosts_ref", "cpu-*", "matches no host"),
     ("host_ref", "lb-01", "no host"), ("group_ref", "glm53_alertmanagr", "not an inventory group"),
     ("group_ref", "all", "not an inventory group"),
 ])
@@ -139,6 +140,7 @@ def test_a_reference_names_what_the_inventory_has(rule, value, words):
 
 
 @pytest.mark.parametrize("rule, value", [("hosts_ref", "glm53_serving:!gpu-02"), ("hosts_ref", "gpu-01,gpu-02"),
+                                         ("hosts_ref", "gpu-*"),
                                          ("host_ref", "localhost"), ("group_ref", "monitoring")])
 def test_good_references_pass(rule, value):
     assert _one(rule, value, inventory=INVENTORY) == []
