@@ -321,9 +321,10 @@ def env_map_problem(check):
                 if key.upper() in ("CC", "CXX", "NVCC", "CUDACXX") and "/" not in part:
                     continue  # a compiler by name, found on root's PATH
                 sub = dict(check, name="%s[%s]" % (name, json.dumps(key)), value=part)
-                if not part.startswith("/") or ".." in part.split("/"):
-                    return ("%s=%s: each folder of %s must be an absolute path: a relative one is read from whatever "
-                            "folder the step runs in." % (sub["name"], json.dumps(part), key))
+                if not part.startswith("/") or ".." in part.split("/") or special_chars(part):
+                    return ("%s=%s: each folder of %s must be an absolute path, with no '..' and no character a shell "
+                            "reads as its own: a relative one is read from whatever folder the step runs in."
+                            % (sub["name"], json.dumps(part), key))
                 problem = root_path_problem(sub)
                 if problem:
                     return problem
@@ -338,6 +339,9 @@ def command_problem(check):
     if not isinstance(value, str) or not value.startswith("/") or re.search(r"\s", value) or ".." in value.split("/"):
         return ("%s=%s must be a command name (python3) or an absolute path to one, with no spaces or '..'."
                 % (name, shown(check)))
+    if special_chars(value):
+        return ("%s=%s holds %s, which a shell, cron or systemd reads as its own: give a path of letters, digits and "
+                ". _ - + @ = , : / only." % (name, shown(check), " ".join(special_chars(value))))
     if unnormal(value):
         return "%s=%s %s." % (name, shown(check), unnormal(value))
     return root_path_problem(check)
@@ -351,7 +355,7 @@ def location_problem(check):
     if isinstance(value, str) and (value.startswith("/") or value.startswith("file://")):
         path = value[len("file://"):] if value.startswith("file://") else value
         if (not path.startswith("/") or (value.startswith("/") and check.get("url_only")) or ".." in path.split("/")
-                or re.search(r"[\s\x00-\x1f\x7f]", path)):
+                or re.search(r"[\s\x00-\x1f\x7f]", path) or special_chars(path)):
             return fix + "."
         return None
     if not isinstance(value, str) or not re.match(r"https?://", value):

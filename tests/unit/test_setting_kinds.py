@@ -271,3 +271,9 @@ def test_the_engines_environment_makes_no_root_step_load_code(env):
 def test_a_credential_is_named_before_anything_that_would_show_the_url(value):
     problems = _one("url", value)
     assert len(problems) == 1 and "carries a credential" in problems[0] and "s3cr3t" not in problems[0], problems
+
+
+@pytest.mark.parametrize("rule, value", [("command", "/usr/bin/nvidia-smi;id"), ("command", "/opt/$(id)/python3"),
+                                         ("location", "file:///srv/py/$(id).tar.gz"), ("location", "/srv/py/a;b.tar.gz")])
+def test_commands_and_locations_hold_no_shell_character(rule, value):
+    assert len(_one(rule, value)) == 1
