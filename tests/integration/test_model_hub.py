@@ -79,7 +79,7 @@ def run_role(tmp_path, hub, hub_root, tools_venv, cache):
     extra = {"ansible_python_interpreter": sys.executable, "model_source": "hub", "model_hf_repo": REPO_ID,
              "model_hf_revision": revision(hub_root), "model_hf_endpoint": hub.url,
              "model_hf_cache_dir": str(cache), "model_path": str(tmp_path / "models" / "GLM"),
-             "model_tools_venv": str(tools_venv), "model_tools_python": sys.executable,
+             "model_tools_venv": str(tools_venv), "model_tools_python": os.path.realpath(sys.executable),  # root's, not under /var/tmp
              "model_verify_cache_file": str(tmp_path / "verify-cache.json")}
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1",
            "ANSIBLE_LOCALHOST_WARNING": "false", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false"}
