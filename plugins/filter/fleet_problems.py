@@ -131,11 +131,11 @@ def _shared_address(hosts, values, name):
         except ValueError:
             continue  # refused by its kind
         if len(shared) > 1 and address and not address.startswith("127.") and address not in ("localhost", "::1"):
+            hosts_named = ", ".join(sorted(shared)[:3]) + (" and %d more" % (len(shared) - 3) if len(shared) > 3 else "")
             return ("%s=%s is set for %s: each host's own address, given once for several hosts, makes every one of "
                     "them reach the same engine, and prove it %d times. Set it per host (host_vars, or an expression "
                     "of ansible_host), or leave it to its default (each host's own engine)."
-                    % (name, value, ", ".join(sorted(shared)[:3]) + (" and %d more" % (len(shared) - 3)
-                                                                    if len(shared) > 3 else ""), len(shared)))
+                    % (name, value, hosts_named, len(shared)))
     return None
 
 

@@ -279,9 +279,8 @@ def silence_problem(check):
             regex = str(item.get("isRegex", "false")).lower() in ("true", "yes", "1")
             if not regex:
                 return str(item["value"]) == host
-            others = hosts - {host}
-            return bool(re.fullmatch(str(item["value"]), host)) and not any(re.fullmatch(str(item["value"]), h)
-                                                                            for h in others)
+            pattern = str(item["value"])
+            return bool(re.fullmatch(pattern, host)) and not any(re.fullmatch(pattern, h) for h in hosts - {host})
         if not any(holds(item) for item in value):
             return ("%s matches no label that is this host's alone (%s): the silence of one host's turn would hide the "
                     "alerts of every host it matches. Keep a matcher on the host label, {name: host, value: "
