@@ -248,8 +248,8 @@ def root_path_problem(check):
     for other, folder in check.get("untrusted") or []:
         if isinstance(folder, str) and folder.startswith("/") and normal_path(folder) != "/" and inside(value, folder):
             return ("%s=%s is inside %s=%s, a folder the engine's user owns: root runs, sources or loads this path, so "
-                    "that user could become root. Give a path outside it." % (check["name"], shown(check), other,
-                                                                               json.dumps(folder)))
+                    "that user could become root. Give a path outside it."
+                    % (check["name"], shown(check), other, json.dumps(folder)))
     return None
 
 
