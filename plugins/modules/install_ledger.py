@@ -220,6 +220,7 @@ import grp
 import json
 import os
 import pwd
+import re
 import stat
 
 from ansible.module_utils.basic import AnsibleModule
@@ -298,6 +299,22 @@ def owned(entries, ids):
     return mine, replaced
 
 
+# Where packages and the system keep their units: a unit of the same name in /etc/systemd/system replaces theirs.
+VENDOR_UNIT_DIRS = ("/usr/lib/systemd/system", "/lib/systemd/system", "/usr/local/lib/systemd/system",
+                    "/run/systemd/system", "/run/systemd/generator", "/usr/lib/systemd/user")
+
+
+def shadowed_unit(path):
+    """The system's own unit that a unit file written at path (in /etc/systemd/system) would replace, or None."""
+    folder, name = os.path.split(os.path.normpath(path))
+    if folder != "/etc/systemd/system" or not re.search(r"[.](service|timer|socket|path|mount|target)$", name):
+        return None
+    for vendor in VENDOR_UNIT_DIRS:
+        if os.path.lexists(os.path.join(vendor, name)):
+            return os.path.join(vendor, name)
+    return None
+
+
 def foreign_claims(claims, ledger_path, ledger, ids, version, added):
     """What the collection will write must be its own: a claimed path that exists and is not (or no longer) in the
     ledger is another's, one message each. A ledger of an earlier version (no identities, folders only) marks a host
@@ -308,6 +325,10 @@ def foreign_claims(claims, ledger_path, ledger, ids, version, added):
         if path == os.path.normpath(ledger_path):
             foreign.append("%s=%s is the host's ledger of what glm53.serving made: the collection never writes over "
                            "it. Point %s at a path of its own." % (claim["name"], path, claim["name"]))
+        elif shadowed_unit(path) and owner_entry(path, ledger["paths"] + added["paths"], ids) is None:
+            foreign.append("%s=%s would replace the system's own unit %s (a unit in /etc/systemd/system takes the "
+                           "place of a package's of the same name). Give %s a name of its own." % (
+                               claim["name"], path, shadowed_unit(path), claim["name"]))
         elif os.path.lexists(path) and owner_entry(path, ledger["paths"] + added["paths"], ids) is None:
             if version is not None and version < LEDGER_VERSION and claim["kind"] == "file":
                 if path not in added["paths"]:

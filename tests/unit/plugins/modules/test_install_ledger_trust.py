@@ -211,3 +211,20 @@ def test_a_path_root_runs_is_refused_where_the_engines_user_could_change_it(run_
     assert not out.failed, out
     out = run_module(install_ledger, {"path": str(ledger), "claims": claims[1:], "previous_path": ""})
     assert not out.failed, out
+
+
+def test_a_unit_named_like_one_of_the_systems_is_refused(run_module, tmp_path, monkeypatch):
+    """service_name=ssh: /etc/systemd/system/ssh.service would replace the package's sshd unit."""
+    vendor = tmp_path / "lib-systemd"
+    vendor.mkdir()
+    (vendor / "ssh.service").write_text("[Service]\nExecStart=/usr/sbin/sshd -D\n")
+    monkeypatch.setattr(install_ledger, "VENDOR_UNIT_DIRS", (str(vendor),))
+    ledger = tmp_path / "state" / "ledger.json"
+    before = tree(str(tmp_path))
+    out = run_module(install_ledger, {"path": str(ledger), "previous_path": "", "claims": [
+        {"name": "service_name", "path": "/etc/systemd/system/ssh.service", "kind": "file", "trusted": True}]})
+    assert out.failed and "would replace the system's own unit %s" % (vendor / "ssh.service") in out["msg"], out
+    assert tree(str(tmp_path)) == before
+    out = run_module(install_ledger, {"path": str(ledger), "previous_path": "", "claims": [
+        {"name": "service_name", "path": "/etc/systemd/system/glm53-own-test-unit.service", "kind": "file"}]})
+    assert not out.failed, out
