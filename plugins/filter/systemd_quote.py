@@ -22,7 +22,7 @@ description:
     C($VAR) there), so its C($) is left as it is; a path with a quote, a backslash or a control character, which
     systemd refuses to run, is refused here.
   - This is systemd's quoting, not the shell's. C(ExecStart=) runs no shell, so C(;), C($(...)) and backticks are
-    plain characters inside a word; for C(/bin/sh) lines (cron) use P(ansible.builtin.quote#filter).
+    plain characters inside a word; for C(/bin/sh) lines (cron) use Ansible's C(quote) filter.
 positional: _input, dollar, always
 options:
   _input:
