@@ -37,6 +37,14 @@ options:
     description: The magic variable C(hostvars).
     type: dict
     required: true
+  agree:
+    description:
+      - Check that the hosts of the pool agree (the served name, the builds, the context, the API key, TLS, torch) and
+        that no host's own URL is set once for several hosts. V(false) for a playbook that only probes
+        (C(verify.yml)), which checks only that the pattern matches hosts.
+    type: bool
+    default: true
+    version_added: "0.3.0"
 author:
   - glm53.serving contributors (@glm53)
 """
@@ -139,7 +147,7 @@ def _shared_address(hosts, values, name):
     return None
 
 
-def fleet_problems(hosts, pattern, groups, hostvars):
+def fleet_problems(hosts, pattern, groups, hostvars, agree=True):
     if not isinstance(hosts, list) or not isinstance(pattern, str):
         raise AnsibleFilterError("fleet_problems expects the matched host names and the pattern")
     names = sorted(g for g in (groups or {}) if g not in ("all", "ungrouped"))
@@ -150,9 +158,12 @@ def fleet_problems(hosts, pattern, groups, hostvars):
                 "glm53_serving, or give their group with -e rollout_hosts=GROUP." % (
                     pattern, (" Did you mean %s?" % " or ".join(close)) if close else "", ", ".join(names) or "none")]
     # each host's value of each setting, read (and templated) once
+    if not agree:
+        return []  # the pool's agreement is the bring-up's check; a playbook that only probes checks its own
     read = AGREE + PER_HOST + tuple(n for pair in BUILDERS for n in pair)
     values = dict((name, dict((h, _get(hostvars[h], name)) for h in hosts)) for name in read)
-    out = _unresolved(hosts, values, read)
+    # a host's own URLs that do not resolve are the roles' to name (with the role's context); the pool's here
+    out = _unresolved(hosts, values, tuple(n for n in read if n not in PER_HOST))
     out += [msg for msg in (_disagree(hosts, values, name) for name in AGREE) if msg]
     out += [msg for msg in (_shared_address(hosts, values, name) for name in PER_HOST) if msg]
     for mode_name, builder_name in BUILDERS:
