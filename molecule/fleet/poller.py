@@ -1,20 +1,31 @@
 # Test scaffolding: polls every host's /health from the controller until a stop file appears, one JSON line
-# per round: {"t": seconds since start, "up": {host: true|false}}; with --upstream=FILE also "admitted": the hosts the
-# load balancer's upstream file lists and does not mark down.
+# per round: {"t": seconds since start, "up": {host: true|false}, "why": {host: why it did not answer}}; with
+# --upstream=FILE also "admitted": the hosts the load balancer's upstream file lists and does not mark down.
+# why: "timeout" (the server took the connection and answered late or not at all: alive, slow), "refused" (nothing
+# listens: the engine is stopped or loading), or "http NNN".
 #   python3 poller.py OUT.jsonl STOPFILE [--upstream=FILE] host=http://ip:8000 ...
 import json
 import os
+import socket
 import sys
 import time
+import urllib.error
 import urllib.request
 
 
-def healthy(url):
+def health(url):
+    """None when /health answered 200, else why not."""
     try:
         with urllib.request.urlopen(url + "/health", timeout=1) as resp:
-            return resp.status == 200
+            return None if resp.status == 200 else "http %d" % resp.status
+    except urllib.error.HTTPError as exc:
+        return "http %d" % exc.code
+    except (socket.timeout, TimeoutError):
+        return "timeout"
+    except urllib.error.URLError as exc:
+        return "timeout" if isinstance(exc.reason, (socket.timeout, TimeoutError)) else "refused"
     except OSError:
-        return False
+        return "refused"
 
 
 def admitted(path, hosts):
@@ -34,8 +45,9 @@ def main():
     t0 = time.time()
     with open(out, "w") as f:
         while not os.path.exists(stop):
-            up = {host: healthy(url) for host, url in targets.items()}
-            row = {"t": round(time.time() - t0, 3), "wall": time.time(), "up": up}
+            why = {host: health(url) for host, url in targets.items()}
+            row = {"t": round(time.time() - t0, 3), "wall": time.time(), "up": {h: w is None for h, w in why.items()},
+                   "why": {h: w for h, w in why.items() if w}}
             if upstream:
                 row["admitted"] = admitted(upstream, targets)
             f.write(json.dumps(row) + "\n")

@@ -265,7 +265,8 @@ def read(path):
 def identity(path):
     """A folder's device and inode (None for what is not a folder). A file the collection writes is replaced whole on
     every change (written beside it, then renamed over it), so its inode moves with each write: a file is the
-    collection's by its record alone."""
+    collection's by its record alone. A folder removed and made again at once may be given its freed inode number
+    back (ext4, overlayfs): that one replacement is not told apart from the collection's own folder."""
     try:
         st = os.lstat(path)
     except OSError:

@@ -24,10 +24,10 @@ def upgrade():
 
 
 def down_window(host, start=0.0, end=float("inf")):
-    """(first, last) wall time at which the host did not answer /health between start and end."""
-    down = [r["wall"] for r in rounds() if not r["up"][host] and start <= r["wall"] < end]
+    """(first, last) wall time at which the host was stopped (down_segments) between start and end."""
+    down = down_segments(host, start, end)
     assert down, "%s never went down: it was not restarted" % host
-    return down[0], down[-1]
+    return down[0][0], down[-1][1]
 
 
 @pytest.fixture(scope="module")
@@ -45,23 +45,30 @@ def broken():
 def down_segments(host, start=0.0, end=float("inf")):
     """Each stretch of consecutive poller rounds in which the host did not answer /health: (first, last).
 
-    A single round that went unanswered between answered ones is not a stop (an engine that stops is out for its
-    whole load, tens of rounds): on the 2-core CI machine a lone /health request can miss its 1 s
-    timeout while the controller validates. Such blips are printed and left out."""
-    segments = [s for s in _down_rounds(host, start, end) if s[1] > s[0]]
-    blips = [s for s in _down_rounds(host, start, end) if s[1] == s[0]]
-    if blips:
-        print("%s: %d single unanswered poller round(s) left out: %s" % (host, len(blips), [b[0] for b in blips]))
-    return segments
+    A stop is a stretch in which the engine refused the connection (nothing listened: stopped or loading) and lasted
+    more than one round (an engine that stops is out for its whole load, tens of rounds). A stretch of late answers
+    only (the server took the connection and missed the poller's 1 s timeout: on the 2-core CI machine, while the
+    controller validates or a long probe holds the stand-in's interpreter) is an engine that was up, and a single
+    unanswered round is a blip: both are printed and left out."""
+    segments, left_out = [], []
+    for first, last, whys in _down_rounds(host, start, end):
+        (segments if last > first and whys - {"timeout"} else left_out).append((first, last, sorted(whys)))
+    if left_out:
+        print("%s: %d stretch(es) of late answers or single rounds left out: %s" % (
+            host, len(left_out), [("%.1f" % first, "%.1f s" % (last - first), whys) for first, last, whys in left_out]))
+    return [(first, last) for first, last, _ in segments]
 
 
 def _down_rounds(host, start, end):
+    """(first, last, the reasons seen) for each stretch of unanswered rounds; rounds written before the poller said
+    why count as refused."""
     segments, current = [], None
     for r in rounds():
         if not start <= r["wall"] < end:
             continue
         if not r["up"][host]:
-            current = (current[0] if current else r["wall"], r["wall"])
+            why = r.get("why", {}).get(host, "refused")
+            current = (current[0], r["wall"], current[2] | {why}) if current else (r["wall"], r["wall"], {why})
         elif current:
             segments.append(current)
             current = None

@@ -137,11 +137,13 @@ def test_claims_on_new_paths_are_recorded_and_stay_the_collections_until_replace
     again = run_module(install_ledger, {"path": str(ledger), "claims": claims})
     assert not again["changed"] and again["owned"] == [str(tmp_path / "opt"), str(tmp_path / "run")]
     assert sorted(json.loads(ledger.read_text())["ids"]) == [str(tmp_path / "opt"), str(tmp_path / "run")]
-    # another tool removes /run's folder and makes its own there: no longer the collection's, to write or remove
-    (tmp_path / "run" / "glm53").rmdir()
-    (tmp_path / "run").rmdir()
+    # another tool moves /run's folder away and makes its own there: no longer the collection's, to write or remove
+    # (the old folder is removed after, so the new one cannot be given its freed inode number, as a file system may)
+    (tmp_path / "run").rename(tmp_path / "run.old")
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "glm53").mkdir()
+    (tmp_path / "run.old" / "glm53").rmdir()
+    (tmp_path / "run.old").rmdir()
     read = run_module(install_ledger, {"path": str(ledger), "state": "query"})
     assert read["owned"] == [str(tmp_path / "opt")] and read["replaced"] == [str(tmp_path / "run")]
     taken = run_module(install_ledger, {"path": str(ledger), "claims": claims})
