@@ -237,15 +237,16 @@ def test_the_first_rollout_readmitted_every_host():
 
 
 def test_the_rollout_validated_each_role_once():
-    """playbooks/validate.yml checks every role's settings before the first turn; no turn validates a role again
-    (the release paths the venv role resolves in each turn are not settings to check again): each role's one
-    settings_check task shows once."""
+    """playbooks/validate.yml checks every role's settings, in one task, before the first turn; no turn validates a
+    role again (the fingerprint it recorded for each role matches the role's own in the turn, and the release paths
+    the venv role resolves in each turn are not settings to check again): no role's own settings_check task shows."""
     log = open(os.path.join(EPH, "rollout1.log")).read()
+    assert log.count("TASK [Check each role's settings (no changes)]") == 1, "validate.yml's check did not run once"
     counts = {role: log.count("TASK [glm53.serving.%s : Refuse bad settings (types, shapes, ranges, combinations; no "
                               "changes)]" % role)
               for role in ("venv", "flashinfer", "vllm_fork", "model", "serve", "service", "preflight", "probes",
                            "rollout")}
-    assert counts == dict.fromkeys(counts, 1), counts
+    assert counts == dict.fromkeys(counts, 0), counts
 
 
 def test_a_moved_branch_was_built_as_a_new_release_beside_the_old_one(host, upgrade):
