@@ -114,7 +114,7 @@ class ActionModule(ActionBase):
             return self._roles(roles, task_vars, result)
         role = args.get("role")
         if not isinstance(role, str) or not role:
-            raise AnsibleActionFail("role is required: the role's short name")
+            raise AnsibleActionFail("role (the role's short name) or roles (a list of them) is required")
         problems = args.get("problems") or []
         checks = args.get("checks") or []
         if not isinstance(problems, list) or not isinstance(checks, list):

@@ -17,11 +17,24 @@ description:
     message at once, or records the role's settings as checked and prints its warnings.
   - A check is a mapping with C(ok) (true when the settings are good) and C(msg); with C(warn=true) a check that is
     not ok is a warning, said in the run's output, not a refusal.
+  - With O(roles), it checks several roles in one task (C(playbooks/validate.yml) checks every role of the run so,
+    before anything changes). Each role is evaluated in its own context, the variables one of its tasks sees (the
+    shared C(_defaults) role's and its own defaults, under the inventory's and the play's values, under its
+    C(vars/main.yml)), exactly as its C(tasks/validate.yml) would; the first role refused stops the task, so a bad
+    value is named by the role that owns it. One task, not one per role per host, halves the controller's time.
 options:
   role:
-    description: The role whose settings these are (its short name, C(serve)).
+    description:
+      - The role whose settings these are (its short name, C(serve)).
+      - Required unless O(roles) is given.
     type: str
-    required: true
+  roles:
+    description:
+      - The roles to check, each in its own context, in this order (the owners of values before the roles that
+        derive from them). Given alone.
+      - Records C(__glm53_validated_<role>) for each, so the roles' own entry points check again only what changed.
+    type: list
+    elements: str
   problems:
     description: Messages of the types and rules that failed; when there is any, the checks are not looked at.
     type: list
@@ -53,6 +66,10 @@ author:
 """
 
 EXAMPLES = r"""
+- name: Check every role's settings of the run (playbooks/validate.yml)
+  glm53.serving.settings_check:
+    roles: [venv, flashinfer, vllm_fork, model, serve, service, preflight, probes]
+
 - name: Refuse bad settings of this role (no changes)
   glm53.serving.settings_check:
     role: serve
@@ -67,6 +84,10 @@ problems:
   returned: always
   type: list
   elements: str
+role:
+  description: With O(roles), the role that was refused.
+  returned: failure with O(roles)
+  type: str
 checked:
   description: How many checks of combinations were evaluated.
   returned: always

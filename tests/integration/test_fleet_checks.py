@@ -12,13 +12,16 @@ from testlib import COLLECTIONS_ROOT, REPO
 from test_bad_settings import base
 
 
-def validate(tmp_path, hosts, extra=None, group_vars=None):
+def validate(tmp_path, hosts, extra=None, group_vars=None, host_vars=None):
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     inventory = tmp_path / "inventory"
     (inventory / "group_vars").mkdir(parents=True)
+    (inventory / "host_vars").mkdir()
     for name, values in (group_vars or {}).items():
         (inventory / "group_vars" / name).write_text(json.dumps(values))
+    for name, values in (host_vars or {}).items():
+        (inventory / "host_vars" / name).write_text(json.dumps(values))
     (inventory / "hosts.yml").write_text(json.dumps({"all": {"vars": base(scratch), "children": {
         "glm53_serving": {"hosts": hosts}}}}))
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
@@ -48,6 +51,15 @@ def test_a_builder_outside_the_run_and_an_unused_group_vars_file(tmp_path):
     assert proc.returncode != 0
     assert "vllm_fork_builder_host=builder9 is not one of the hosts of this run (a, b)" in proc.stdout
     assert "group_vars/glm53_servng.yml name no group of the inventory" in proc.stdout, proc.stdout[-3000:]
+
+
+def test_a_host_vars_file_named_after_no_host_is_refused(tmp_path):
+    """host_vars/NAME is read only for a host NAME: a misspelt one would leave its host on the group's values."""
+    proc, scratch = validate(tmp_path, {"a": {}, "b": {}}, host_vars={"c.yml": {"serve_port": 8001}})
+    assert proc.returncode != 0
+    assert "host_vars/c.yml names no host of the inventory, so Ansible reads none of its settings." in proc.stdout, \
+        proc.stdout[-3000:]
+    assert list(scratch.iterdir()) == []
 
 
 def test_a_run_that_shows_every_host_lists_the_disagreement_and_goes_on(tmp_path):
