@@ -64,6 +64,25 @@ def held_port():
     return s
 
 
+def fill_listen_queue(port, most=5000):
+    """Other clients' connections to a stopped engine: connect to the port until the kernel takes no more (its listen
+    queue is full and a new connection is not accepted within a second), and return the open sockets (close them
+    after). vLLM's uvicorn listens with a queue of 2048, the stand-in's with Python's 5: either fills the same way."""
+    held = []
+    for _ in range(most):
+        s = socket.socket()
+        s.settimeout(1.0)
+        try:
+            s.connect(("127.0.0.1", port))
+        except (socket.timeout, TimeoutError):
+            s.close()
+            return held
+        held.append(s)
+    for s in held:
+        s.close()
+    raise AssertionError("port %d took %d connections without filling its listen queue" % (port, most))
+
+
 def free_port() -> int:
     """A port nothing listens on, never one this process handed out before: the kernel offers a port again once
     its probe socket closes, and a stand-in binds its port later, so two objects made before either starts could

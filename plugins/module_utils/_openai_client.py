@@ -41,6 +41,12 @@ class ProbeNoAnswer(ProbeTimeout):
     unlike a connection that could not be made."""
 
 
+class ProbeConnectTimeout(ProbeTimeout):
+    """The connection itself was not accepted in time: the port listens (a refusal would say it does not) and its
+    listen queue is full, or the host cannot be reached. On an engine that was ready and still runs, that is a
+    frozen engine that other clients keep connecting to (each connection waits in the queue, none is taken)."""
+
+
 class ProbeTLSError(ProbeTimeout):
     """The TLS handshake failed (no usable answer, as a timeout; but waiting does not fix it)."""
 
@@ -124,7 +130,7 @@ class OpenAIClient:
             if "CERTIFICATE_VERIFY_FAILED" in str(exc) or "SSL" in type(getattr(exc, "reason", None)).__name__:
                 raise ProbeTLSError(url, exc.reason)
             if isinstance(getattr(exc, "reason", None), socket.timeout):
-                raise ProbeTimeout("no answer from %s within %s s" % (url, timeout or self.timeout))
+                raise ProbeConnectTimeout("%s did not accept the connection within %s s" % (url, timeout or self.timeout))
             raise
         except ConnectionRefusedError:
             raise ProbeConnectionRefused(url)

@@ -25,6 +25,9 @@ description:
     after its ready check; the supervisor's pane titled ready under tmux; with no supervisor, a port
     that listens, since vLLM listens only once ready), is a frozen engine (stopped, or a hung event loop), and the
     wait fails at once with RV(frozen), instead of waiting out O(timeout) as for a load.
+  - Under a supervisor, a connection that is not even accepted within O(frozen_deadline) seconds, on an engine that
+    was ready and still runs, is frozen too: a stopped engine that other clients keep connecting to fills its listen
+    queue, and the kernel then takes no new connection (while it loads, vLLM refuses them instead).
   - Once C(/health) answers 200, checks in layers; the served name is in C(/v1/models) and its
     C(max_model_len) equals O(max_model_len); with O(api_key) set, the key is enforced (C(/v1/models) without a key
     and with a wrong one must answer 401, and an engine that serves without its key fails the C(auth) layer); optionally
@@ -130,7 +133,7 @@ layers:
   sample: {health: passed, models: passed, auth: passed, chat: passed}
 frozen:
   description: Whether the wait failed on a frozen engine (an accepted C(/health) request unanswered past
-    O(frozen_deadline) on an engine that was ready).
+    O(frozen_deadline), or under a supervisor a connection not accepted in that time, on an engine that was ready).
   returned: always
   type: bool
   sample: false
@@ -147,6 +150,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._openai_client import (
     OpenAIClient,
+    ProbeConnectTimeout,
     ProbeConnectionRefused,
     ProbeHTTPError,
     ProbeNoAnswer,
@@ -293,6 +297,14 @@ def main():
                 fail("The engine is frozen: it was ready, and /health accepted the connection but gave no answer in "
                      "%d s (frozen_deadline): a stopped process or a hung event loop. A relaunch is needed; "
                      "waiting for a load would not end it." % p["frozen_deadline"], frozen=True)
+        except ProbeConnectTimeout:
+            why = "the connection not accepted within %d s" % p["frozen_deadline"]
+            if p["service_manager"] != "none" and not process_state(module) and was_ready(module):
+                layers["health"] = "failed"
+                fail("The engine is frozen: it was ready, and /health's connection was not even accepted in %d s "
+                     "(frozen_deadline): its listen queue is full of other clients' connections that a stopped process "
+                     "or a hung event loop never takes. A relaunch is needed; waiting for a load would not end it."
+                     % p["frozen_deadline"], frozen=True)
         except ProbeTimeout:
             why = "no answer"
         dead = process_state(module)

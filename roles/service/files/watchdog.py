@@ -8,7 +8,8 @@ answers 200 while generation hangs: a stalled NCCL rank, a hung kernel). Each ru
 
 1. the unit not active: nothing to do (systemd and the relaunch gate own a dead engine, and one still loading:
    the unit is `activating` until its ready check passes, so a load is never taken for a freeze);
-2. /health accepts the connection and gives no answer within the deadline, on the active unit (which was ready):
+2. /health accepts the connection and gives no answer within the deadline, or does not even accept the connection
+   within it (a stopped engine whose listen queue other clients have filled), on the active unit (which was ready):
    frozen, one failed check;
 3. /health refused or not 200: not stuck (dying: systemd restarts it);
 4. /health 200: a one-token chat completion with the deadline. An answer resets the count of failed checks;
@@ -27,6 +28,7 @@ The API key comes from VLLM_API_KEY (the unit reads the engine's environment fil
 import argparse
 import json
 import os
+import socket
 import ssl
 import subprocess
 import sys
@@ -110,6 +112,9 @@ def check(a, ctx, api_key):
     except urllib.error.HTTPError as exc:
         return "not_ready", "/health answered %s" % exc.code
     except urllib.error.URLError as exc:  # the connection was not made (refused, or its own timeout)
+        if isinstance(exc.reason, (socket.timeout, TimeoutError)):  # the port listens and takes nothing
+            return "frozen", "/health's connection was not accepted within the %g s deadline, on the active unit " \
+                "(its listen queue is full: clients keep connecting to an engine that takes none of them)" % a.deadline
         return "not_ready", "/health: %s" % exc.reason
     except TimeoutError:  # made, and not answered (urllib wraps only the connection's errors)
         # the deadline, not the time measured: a loaded host's clock reading rounds either way

@@ -96,3 +96,25 @@ def test_a_frozen_engine_is_restarted_and_a_loading_one_never(standin_factory, t
         assert m["glm53_watchdog_checks_total_frozen"] == 2 and m["glm53_watchdog_checks_total_inactive"] == 1
     finally:
         os.kill(s.proc.pid, signal.SIGCONT)
+
+
+def test_a_frozen_engine_under_traffic_is_frozen_not_not_ready(standin_factory, tmp_path):
+    """SIGSTOP while other clients keep connecting: the listen queue is full and /health's own connection is not
+    accepted within the deadline. On the active unit that is a freeze (restarted after the failures in a row), not
+    an engine still loading, which refuses connections instead."""
+    import signal
+    from testlib import fill_listen_queue
+    s = standin_factory().start().wait_ready()
+    os.kill(s.proc.pid, signal.SIGSTOP)
+    held = fill_listen_queue(s.port)
+    try:
+        out = run(tmp_path, s.url)
+        assert "frozen: check 1 of 2 failed: /health's connection was not accepted within the 2 s deadline" in out, out
+        out = run(tmp_path, s.url)
+        assert "frozen: check 2 of 2 failed" in out and "systemctl restart vllm-glm53.service: queued" in out, out
+        m = metrics(tmp_path)
+        assert m["glm53_watchdog_checks_total_frozen"] == 2 and m.get("glm53_watchdog_checks_total_not_ready", 0) == 0
+    finally:
+        os.kill(s.proc.pid, signal.SIGCONT)
+        for sock in held:
+            sock.close()

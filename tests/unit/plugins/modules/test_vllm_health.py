@@ -98,3 +98,39 @@ def test_an_engine_that_serves_without_its_key_fails_naming_it(run_module, stand
     assert r.failed and r["layers"]["auth"] == "failed" and r["layers"]["chat"] == "not run", r
     assert r["msg"].startswith("key_not_enforced: /v1/models answered with no key"), r["msg"]
     assert "k3y" not in r["msg"]
+
+
+def test_a_frozen_engine_under_traffic_is_frozen_not_loading(run_module, standin_factory, tmp_path, monkeypatch):
+    """SIGSTOP while other clients keep connecting: the listen queue fills and the kernel accepts no new connection,
+    so /health's own connection times out. On a unit that was ready (systemd: active, running) that is a freeze, not a
+    load; the same timeout on a unit still activating (a load after a relaunch) is waited on."""
+    import os
+    import signal
+    from testlib import fill_listen_queue
+    state = tmp_path / "state"
+    stub = tmp_path / "bin" / "systemctl"
+    stub.parent.mkdir()
+    stub.write_text("#!/bin/sh\n[ \"$1\" = show ] && cat %s\nexit 0\n" % state)
+    stub.chmod(0o755)
+    monkeypatch.setenv("PATH", "%s:%s" % (stub.parent, os.environ["PATH"]))
+    s = standin_factory().start().wait_ready()
+    os.kill(s.proc.pid, signal.SIGSTOP)
+    held = fill_listen_queue(s.port)
+    try:
+        systemd = args(s, service_manager="systemd", service_name="vllm-glm53.service", frozen_deadline=2)
+        state.write_text("ActiveState=active\nSubState=running\n")
+        t0 = time.monotonic()
+        r = run_module(vllm_health, dict(systemd, timeout=20))
+        took = time.monotonic() - t0
+        assert r.failed and r["frozen"] is True and r["layers"]["health"] == "failed", r["msg"]
+        assert took < 8, "took %.1f s for a 2 s deadline" % took
+        assert "not even accepted in 2 s" in r["msg"] and "listen queue is full" in r["msg"]
+        state.write_text("ActiveState=activating\nSubState=start-post\n")
+        r = run_module(vllm_health, dict(systemd, timeout=5))
+        assert r.failed and r["frozen"] is False and "No healthy server" in r["msg"], r["msg"]
+        assert "the connection not accepted within 2 s" in r["msg"]
+    finally:
+        os.kill(s.proc.pid, signal.SIGCONT)
+        for sock in held:
+            sock.close()
+    assert len(held) >= 1
