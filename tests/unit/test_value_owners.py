@@ -240,3 +240,24 @@ def test_no_task_block_is_copied_between_roles():
     assert out.strip().endswith("over %d task files" % len([p for p in glob.glob(
         os.path.join(REPO, "roles", "*", "tasks", "*.yml")) if not p.endswith("/main.yml")])), out
     assert out.splitlines()[-1].startswith("0 copied task blocks"), out
+
+
+def test_no_private_name_is_read_outside_its_role():
+    """A role's `__<role>_` names (its registers, its facts, its derived values) are its own: another role or a
+    playbook reads what the role publishes under a public name (probes_result, probes_bench_result,
+    probes_reference_result, rollout_steps, service_ready...), documented in its README."""
+    roles = [r for r in os.listdir(os.path.join(REPO, "roles")) if not r.startswith("_")]
+    private = re.compile(r"\b__(%s)_\w+" % "|".join(sorted(roles, key=len, reverse=True)))
+    found = []
+    for top in ("roles", "playbooks"):
+        for base, _dirs, files in os.walk(os.path.join(REPO, top)):
+            rel = os.path.relpath(base, REPO).split(os.sep)
+            own = rel[1] if rel[0] == "roles" and len(rel) > 1 else None
+            for name in files:
+                path = os.path.join(base, name)
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+                for m in private.finditer(text):
+                    if m.group(1) != own:
+                        found.append("%s: %s" % (os.path.relpath(path, REPO), m.group(0)))
+    assert not found, "private names read outside their role:\n" + "\n".join(sorted(set(found)))
