@@ -805,26 +805,3 @@ def judge_chat(probe, body, served_model_name=None, prompt=None, operands=None, 
             findings.append(f)
             seen.add((f["signal"], f["field"]))
     return fields, findings
-
-
-def exact_findings(content, accepted, others=()):
-    """An answer that can be checked exactly: one of ``accepted`` must be in the content as a whole (not inside a
-    longer run of letters and digits; digits of any script read), and none of ``others`` (the other requests' answers
-    in the same batch, the table's other values). Findings: wrong_answer, or conflicting_answer."""
-    text = nfkc_digits(content or "")
-
-    def has(s):
-        return re.search(r"(?<![0-9A-Za-z])%s(?![0-9A-Za-z])" % re.escape(s), text) is not None
-
-    hit = [a for a in accepted if has(a)]
-    wrong = [o for o in others if o not in accepted and has(o)]
-    if not hit:
-        return [{"signal": "wrong_answer", "field": "content", "excerpt": excerpt(text),
-                 "detail": "the answer is not given (expected %s%s)" % (
-                     " or ".join(repr(a) for a in accepted[:3]),
-                     "; it gives %s, another request's answer" % ", ".join(repr(w) for w in wrong[:3]) if wrong else "")}]
-    if wrong:
-        return [{"signal": "conflicting_answer", "field": "content", "excerpt": excerpt(text),
-                 "detail": "gives %r and also %s (another request's answer, or another row of the table)"
-                           % (hit[0], ", ".join(repr(w) for w in wrong[:3]))}]
-    return []

@@ -152,8 +152,8 @@ from ansible_collections.glm53.serving.plugins.module_utils._reference import (
     all_in_parallel,
     score_span,
 )
+from ansible_collections.glm53.serving.plugins.module_utils._exact_answer import exact_findings
 from ansible_collections.glm53.serving.plugins.module_utils._text_checks import (
-    exact_findings,
     excerpt,
     judge_chat,
 )

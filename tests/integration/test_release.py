@@ -39,7 +39,7 @@ def galaxy_version(path):
 
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory):
-    assert os.path.isdir(os.path.join(REPO, ".git")), "the release test needs a git checkout of the repository"
+    assert os.path.exists(os.path.join(REPO, ".git")), "the release test needs a git checkout of the repository"
     path = str(tmp_path_factory.mktemp("release") / "serving")
     git(REPO, "clone", "-q", REPO, path)
     return path
