@@ -77,17 +77,23 @@ def test_answers_that_belong_to_another_request_are_wrong(run_module, standin_fa
     assert {f["signal"] for f in by["lookup"]["findings"]} & {"prompt_echo", "conflicting_answer", "wrong_answer"}
 
 
-def test_a_poisoned_engine_writes_fluent_text_but_fails_relevance(run_module, standin_factory):
+def test_a_poisoned_engine_writes_fluent_text_and_relevance_says_so(run_module, standin_factory):
     """Numerics broken, text fluent: the text checks pass, the likelihood after the answer's own prompt is no better
-    than after an unrelated one, and the probe says so."""
+    than after an unrelated one. Uncalibrated on real engines, the margin is an advisory that names it (the numerics
+    fail such a host: test_probes_role); with relevance_fails it fails the probe."""
     s = standin_factory(env={"VLLM_STANDIN_NUMERICS": "poisoned"}).start().wait_ready()
     r = run_module(vllm_chat_probe, args(s, seed=3))
+    by = {p["name"]: p for p in r["probes"]}
+    assert not r.failed and by["greeting"]["passed"] and by["greeting"]["findings"] == [], r.get("msg")
+    assert [f["signal"] for f in by["greeting"]["advisories"]] == ["off_prompt"]
+    assert any(a.startswith("greeting: off_prompt in content") and "11.9" in a for a in r["advisories"]), r["advisories"]
+    r = run_module(vllm_chat_probe, args(s, seed=3, relevance_fails=True))
     by = {p["name"]: p for p in r["probes"]}
     assert r.failed and by["math"]["passed"] and by["copy"]["passed"]
     assert [f["signal"] for f in by["greeting"]["findings"]] == ["off_prompt"]
     assert "greeting: off_prompt in content" in r["msg"] and "11.9" in r["msg"]
     off = run_module(vllm_chat_probe, args(s, seed=3, relevance=False))
-    assert not off.failed, off.get("msg")
+    assert not off.failed and off["advisories"] == [], off.get("msg")
 
 
 def test_a_gateway_answering_with_another_model_fails(run_module, standin_factory):
