@@ -38,19 +38,19 @@ options:
   reference:
     description:
       - The reference scoring's registered result (M(glm53.serving.vllm_reference_score); skipped or omitted when it
-        did not run). Its problems (no scores, a figure outside the band, drift from the release's baseline on this
-        host) fail the host.
+        did not run). Its problems (no scores, a figure outside the band, drift from the weights' reference) fail the
+        host.
     type: dict
   fleet:
     description:
-      - The fleet's median figure for each passage among the hosts serving the same release (from
-        P(glm53.serving.reference_fleet_median#filter); empty when fewer than three hosts serve it). A host whose
+      - The fleet's median figure for each passage among the hosts serving the same weights (from
+        P(glm53.serving.reference_fleet_median#filter); empty when fewer than three hosts serve them). A host whose
         figure departs from it by more than O(tolerance) fails, with both figures named.
     type: dict
   tolerance:
-    description: The largest departure from the fleet's median, as a fraction of the median.
+    description: The largest departure from the fleet's median, in nats per token.
     type: float
-    default: 0.05
+    default: 0.08
 author:
   - glm53.serving contributors (@glm53)
 """
@@ -81,7 +81,7 @@ _value:
 import re
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.glm53.serving.plugins.module_utils._reference import drift_problem
+from ansible_collections.glm53.serving.plugins.module_utils._reference import TOLERANCE_NATS, drift_problem
 
 _COMMIT = re.compile(r"\+g([0-9a-f]{7,40})")
 
@@ -97,7 +97,7 @@ def _lines(result, fallback):
     return [str(line) for line in summary] or [str(result.get("msg") or fallback)]
 
 
-def probe_verdict(health, chat=None, needle=None, bench=None, reference=None, fleet=None, tolerance=0.05):
+def probe_verdict(health, chat=None, needle=None, bench=None, reference=None, fleet=None, tolerance=TOLERANCE_NATS):
     if not isinstance(health, dict):
         raise AnsibleFilterError("probe_verdict expects the health probe's registered result (a mapping)")
     failures = []
@@ -118,7 +118,7 @@ def probe_verdict(health, chat=None, needle=None, bench=None, reference=None, fl
         for name, fig in sorted((reference.get("passages") or {}).items()):
             nll = fig.get("nll") if isinstance(fig, dict) else None
             problem = drift_problem(name, nll, (fleet or {}).get(name), float(tolerance),
-                                    "the fleet's median for this release") if isinstance(nll, (int, float)) else None
+                                    "the fleet's median for these weights") if isinstance(nll, (int, float)) else None
             if problem:
                 failures.append("reference numerics_drift: %s" % problem)
     version = health.get("version")

@@ -7,27 +7,28 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 name: reference_fleet_median
-short_description: The fleet's median reference-passage figures for one release
+short_description: The fleet's median reference-passage figures for one set of weights
 version_added: "0.3.0"
 description:
-  - From the play's hosts' registered M(glm53.serving.vllm_reference_score) results (each names its release), the
-    median mean negative log-likelihood per token of each passage among the hosts that serve O(release). A host whose
-    figures are outside the band, or were not scored, is left out, as its figures are not a model's.
+  - From the play's hosts' registered M(glm53.serving.vllm_reference_score) results (each names its weights), the
+    median mean negative log-likelihood per token of each passage among the hosts that serve O(weights), whatever
+    their release (the likelihood of fixed text is a property of the weights, and correct engines agree on it). A host
+    whose figures are outside the band, or were not scored, is left out, as its figures are not a model's.
   - Empty when fewer than O(least) such hosts were scored (a median of one or two hosts says nothing about either).
   - P(glm53.serving.probe_verdict#filter) fails a host whose figure departs from it by more than its tolerance.
-positional: _input, release
+positional: _input, weights
 options:
   _input:
     description: The hosts' registered reference results, one per host (skipped ones are left out).
     type: list
     elements: dict
     required: true
-  release:
-    description: The release whose median is wanted.
+  weights:
+    description: The weights whose median is wanted (the probes role's C(probes_reference_weights)).
     type: str
     required: true
   least:
-    description: The fewest scored hosts of the release that make a median.
+    description: The fewest scored hosts of the weights that make a median.
     type: int
     default: 3
 author:
@@ -35,16 +36,16 @@ author:
 """
 
 EXAMPLES = r"""
-- name: The fleet's median for this host's release
+- name: The fleet's median for this host's weights
   ansible.builtin.set_fact:
     fleet_median: >-
-      {{ ansible_play_hosts | map('extract', hostvars) | map(attribute='__probes_reference', default={}) | list
-         | glm53.serving.reference_fleet_median(probes_reference_release) }}
+      {{ ansible_play_hosts | map('extract', hostvars) | map(attribute='reference', default={}) | list
+         | glm53.serving.reference_fleet_median('zai-org/GLM-5.3-Flash-AWQ-INT4@main') }}
 """
 
 RETURN = r"""
 _value:
-  description: Passage name to the median nats per token ({} when too few hosts serve the release).
+  description: Passage name to the median nats per token ({} when too few hosts serve the weights).
   type: dict
 """
 
@@ -56,12 +57,12 @@ def _ran(result):
     return isinstance(result, dict) and bool(result) and not result.get("skipped")
 
 
-def reference_fleet_median(results, release, least=3):
-    """{passage: median nats per token} over the hosts whose release is ``release`` and whose reference scoring ran
+def reference_fleet_median(results, weights, least=3):
+    """{passage: median nats per token} over the hosts whose weights are ``weights`` and whose reference scoring ran
     inside the band, or {} when fewer than ``least`` of them did (a median of one or two hosts says nothing about any of them)."""
     if not isinstance(results, list):
         raise AnsibleFilterError("reference_fleet_median expects a list: the hosts' registered reference results")
-    same = [r for r in results if _ran(r) and r.get("release") == release and isinstance(r.get("passages"), dict)
+    same = [r for r in results if _ran(r) and r.get("weights") == weights and isinstance(r.get("passages"), dict)
             and not any(str(line).startswith(("numerics_band", "no_scores")) for line in r.get("summary") or [])]
     if len(same) < int(least):
         return {}

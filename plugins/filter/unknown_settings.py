@@ -73,6 +73,14 @@ REMOVED = {
         "service_limit_nofile, service_limit_memlock, service_writable_paths and service_environment; anything "
         "else goes in a systemd drop-in you own (/etc/systemd/system/<service_name>.service.d/*.conf), which the "
         "collection never writes or removes."),
+    "probes_reference_tolerance": (
+        "probes_reference_tolerance (a fraction of each passage's own figure) was replaced by "
+        "probes_reference_tolerance_nats, an absolute departure in nats per token (default 0.08): 5 % of a 2-nat "
+        "passage let a drift of 0.1 nats through. Set probes_reference_tolerance_nats instead."),
+    "probes_reference_baseline_file": (
+        "probes_reference_baseline_file was removed: the reference is the weights', not a release's on one host, and "
+        "lives on the controller (probes_reference_store, one file per probes_reference_weights), so a release never "
+        "replaces it. Remove the setting; set probes_reference_store to keep the references elsewhere."),
 }
 
 # Second names of one value, removed: each role reads the owner's name (one name per value). A user who set the old

@@ -39,7 +39,7 @@ description:
   - With O(relevance=true), the greeting and the Chinese answer are scored through the engine (vLLM's
     C(prompt_logprobs)) after their own prompt and after an unrelated one; an answer that is not at least
     O(relevance_margin) nats per token more likely after its own prompt does not answer it (C(off_prompt)). The
-    margin has been calibrated only on a stand-in engine, and a broken kernel can clear it: unless
+    margin has been calibrated only on a stand-in engine, and a broken kernel can clear it. Unless
     O(relevance_fails=true), an C(off_prompt) is an advisory (in the probe's C(advisories) and RV(advisories)), never
     the reason a probe fails; the engine's numerics (glm53.serving.vllm_reference_score) are what proves them.
   - Fails when any probe fails; every verdict names its signal and quotes an excerpt.

@@ -26,7 +26,7 @@ description:
     that listens, since vLLM listens only once ready), is a frozen engine (stopped, or a hung event loop), and the
     wait fails at once with RV(frozen), instead of waiting out O(timeout) as for a load.
   - Under a supervisor, a connection that is not even accepted within O(frozen_deadline) seconds, on an engine that
-    was ready and still runs, is frozen too: a stopped engine that other clients keep connecting to fills its listen
+    was ready and still runs, is frozen too. A stopped engine that other clients keep connecting to fills its listen
     queue, and the kernel then takes no new connection (while it loads, vLLM refuses them instead).
   - Once C(/health) answers 200, checks in layers; the served name is in C(/v1/models) and its
     C(max_model_len) equals O(max_model_len); with O(api_key) set, the key is enforced (C(/v1/models) without a key

@@ -17,9 +17,10 @@ description:
     each passage's mean negative log-likelihood per token (nats). The figure is language-free - it does not depend on
     what text the model would write - and a broken kernel, a wrong checkpoint or a wrong chat template moves it by
     orders of magnitude.
-  - Judged two ways. An absolute band for this model (O(band)); and drift against O(baseline), the figures the
-    serving release recorded at its first proof on this host, by more than O(drift_tolerance). The fleet's median
-    for the release is compared by the P(glm53.serving.probe_verdict#filter) filter, which sees every host.
+  - Judged two ways. An absolute band for this model (O(band)); and drift against O(baseline), the reference
+    figures of these weights (recorded once, on the controller, from hosts whose every proof passed; never replaced
+    by a later release), by more than O(tolerance_nats). The fleet's median for the weights is compared by the
+    P(glm53.serving.probe_verdict#filter) filter, which sees every host.
   - Changes nothing on the host.
 author:
   - glm53.serving contributors (@glm53)
@@ -43,20 +44,25 @@ options:
     default: [0.02, 5.0]
   baseline:
     description:
-      - The release's figures from its first proof on this host (passage name to nats per token); empty when this
-        is the first proof.
+      - The reference figures to hold the engine to (passage name to nats per token), the weights' reference or
+        the figures of the release an upgrade replaces; empty when there is none yet.
     type: dict
     default: {}
   baseline_name:
-    description: What O(baseline) is, as failures name it (the rollout's quality gate names the release it replaces).
+    description: What O(baseline) is, as failures name it.
     type: str
-    default: this release's baseline on this host
-  drift_tolerance:
-    description: The largest departure from O(baseline), as a fraction of the baseline's figure (0.05 is 5 %).
+    default: the weights' reference
+  tolerance_nats:
+    description:
+      - The largest departure from O(baseline), in nats per token (absolute; the collection's C(docs/verdicts.md)
+        says how the default was chosen).
     type: float
-    default: 0.05
+    default: 0.08
   release:
-    description: The serving release the figures belong to, returned as it is (the fleet's median is per release).
+    description: The serving release the figures belong to, returned as it is.
+    type: str
+  weights:
+    description: The weights the figures belong to, returned as it is (the fleet's median is per weights).
     type: str
   request_timeout:
     description: Seconds per request.
@@ -68,10 +74,11 @@ extends_documentation_fragment:
 """
 
 EXAMPLES = r"""
-- name: Score the reference passages against the release's baseline
+- name: Score the reference passages against the weights' reference
   glm53.serving.vllm_reference_score:
     served_model_name: glm53-flash-awq
     baseline: {english: 2.41, chinese: 2.87, code: 1.62}
+    weights: zai-org/GLM-5.3-Flash-AWQ-INT4@main
 """
 
 RETURN = r"""
@@ -87,6 +94,10 @@ passages:
   sample: {english: {tokens: 131, nll: 2.41, ppl: 11.13, worst: -3.4}}
 release:
   description: O(release), as given.
+  returned: always
+  type: str
+weights:
+  description: O(weights), as given.
   returned: always
   type: str
 figures:
@@ -121,6 +132,7 @@ from ansible_collections.glm53.serving.plugins.module_utils._openai_client impor
 )
 from ansible_collections.glm53.serving.plugins.module_utils._reference import (
     PASSAGES,
+    TOLERANCE_NATS,
     ScoreError,
     band_problem,
     drift_problem,
@@ -137,9 +149,10 @@ def main():
             passages=dict(type="list", elements="str", choices=sorted(PASSAGES), default=["english", "chinese", "code"]),
             band=dict(type="list", elements="float", default=[0.02, 5.0]),
             baseline=dict(type="dict", default={}),
-            baseline_name=dict(type="str", default="this release's baseline on this host"),
-            drift_tolerance=dict(type="float", default=0.05),
+            baseline_name=dict(type="str", default="the weights' reference"),
+            tolerance_nats=dict(type="float", default=TOLERANCE_NATS),
             release=dict(type="str"),
+            weights=dict(type="str"),
             request_timeout=dict(type="int", default=600),
         ),
         supports_check_mode=True,
@@ -148,8 +161,8 @@ def main():
     band = p["band"]
     if len(band) != 2 or not 0 <= band[0] < band[1] <= 20:
         module.fail_json(msg="band must be [low, high] nats per token with 0 <= low < high <= 20, got %s" % band)
-    if not 0 < p["drift_tolerance"] < 1:
-        module.fail_json(msg="drift_tolerance must be a fraction between 0 and 1, got %s" % p["drift_tolerance"])
+    if not 0.001 <= p["tolerance_nats"] <= 1:
+        module.fail_json(msg="tolerance_nats must be between 0.001 and 1 nats per token, got %s" % p["tolerance_nats"])
     baseline = {}
     for name, value in (p["baseline"] or {}).items():
         try:
@@ -171,11 +184,12 @@ def main():
         passages[name] = figures
         nll = figures["nll"]
         for signal, problem in (("numerics_band", band_problem(name, nll, band)),
-                                ("numerics_drift", drift_problem(name, nll, baseline.get(name), p["drift_tolerance"],
+                                ("numerics_drift", drift_problem(name, nll, baseline.get(name), p["tolerance_nats"],
                                                                  p["baseline_name"]))):
             if problem:
                 summary.append("%s: %s" % (signal, problem))
     result = dict(changed=False, passed=not summary, passages=passages, baseline=baseline, release=p["release"],
+                  weights=p["weights"],
                   figures=dict((name, fig["nll"]) for name, fig in passages.items()),
                   seconds=round(time.monotonic() - t0, 3), summary=summary)
     if summary:

@@ -138,6 +138,16 @@ SITE_KINDS = {
     # a uniform guess over the vocabulary scores ln(vocab) ~ 11.9 nats per token: a band above it passes noise
     "band-reference-above-uniform": ({"probes_reference_band": [0.02, 15.0]}, ["probes_reference_band"]),
     "band-reference-reversed": ({"probes_reference_band": [5.0, 0.02]}, ["probes_reference_band"]),
+    # the reference belongs to the weights, with an absolute tolerance: the old relative one is named with the new
+    "reference-old-relative-tolerance": ({"probes_reference_tolerance": 0.05}, ["probes_reference_tolerance_nats"]),
+    "reference-old-baseline-file": ({"probes_reference_baseline_file": "/var/lib/glm53/evidence/b.json"},
+                                    ["probes_reference_store"]),
+    "reference-tolerance-passes-a-broken-quantisation": ({"probes_reference_tolerance_nats": 0.9},
+                                                         ["probes_reference_tolerance_nats"]),
+    "reference-tolerance-as-percent": ({"probes_reference_tolerance_nats": "5%"}, ["probes_reference_tolerance_nats"]),
+    "reference-weights-two-lines": ({"probes_reference_weights": "zai-org/GLM\nother"}, ["probes_reference_weights"]),
+    "reference-weights-blank": ({"probes_reference_weights": " "}, ["probes_reference_weights"]),
+    "reference-store-relative": ({"probes_reference_store": "glm53-output/references"}, ["probes_reference_store"]),
 }
 
 ROLLOUT_KINDS = {
@@ -236,6 +246,9 @@ ROLLOUT_KINDS = {
 
 # Realistic good values of the same settings: each must pass the whole run.
 SITE_GOOD = {
+    "good-kinds-reference-weights": ({"probes_reference_weights": "zai-org/GLM-5.3-Flash-AWQ-INT4@0f3c9a1",
+                                      "probes_reference_tolerance_nats": 0.05,
+                                      "probes_reference_store": "/srv/glm53/references"}, []),
     "good-kinds-root-paths": ({"service_gate_dir": "/opt/glm53/libexec", "serve_script_path": "/opt/glm53/bin/serve-glm53.sh",
                                "serve_env_file": "/etc/glm53/vllm-glm53.env"}, []),
     "good-kinds-uv-mirror-https": (dict(UV, venv_uv_python_mirror=(

@@ -30,24 +30,12 @@ def report(tmp_path_factory, request):
     request.addfinalizer(good.stop)
     request.addfinalizer(bad.stop)
     # Two engines that write fluent text but whose numerics are off: one broken (outside the band), one drifted 15 %
-    # from the baseline its release recorded on that host at its first proof (here: the healthy engine's figures).
+    # (off the fleet's median: the weights have no reference yet).
     engines = {}
     for name in ("poisoned", "drifted"):
         (tmp / name).mkdir()
         engines[name] = StandIn(tmp / name, env={"VLLM_STANDIN_NUMERICS": name}).start().wait_ready()
         request.addfinalizer(engines[name].stop)
-    from ansible_collections.glm53.serving.plugins.modules import vllm_reference_score
-    from testlib import run_module_here
-    baseline = run_module_here(vllm_reference_score, {"base_url": good.url, "served_model_name": "glm53-flash-awq"})
-    assert baseline["passed"], baseline
-    # an earlier run of the collection on this host made the evidence folder and recorded the release's baseline:
-    # the folder is in the host's ledger (the probes claim it as their own before writing)
-    from ansible_collections.glm53.serving.plugins.modules import install_ledger
-    run_module_here(install_ledger, {"path": str(tmp / "ledger.json"), "claims": [
-        {"name": "probes_evidence_dir", "path": str(tmp / "ev-drifted")}]})
-    (tmp / "ev-drifted" / "baselines").mkdir(parents=True)
-    (tmp / "ev-drifted" / "baselines" / "current.json").write_text(json.dumps(
-        {"release": "current", "passages": baseline["figures"]}))
     inventory = tmp / "hosts.yml"
     inventory.write_text(json.dumps({"all": {"hosts": {
         "node-good": {"probes_base_url": good.url, "probes_evidence_dir": str(tmp / "ev-good"),
@@ -60,36 +48,82 @@ def report(tmp_path_factory, request):
                          "probes_textfile_dir": ""}}}}))
     (tmp / "textfile-good").mkdir()
     (tmp / "textfile-bad").mkdir()
-    extra = {"ansible_python_interpreter": sys.executable, "service_mode": "none",
-             "probes_needle_targets": [60000], "probes_needle_depths": [10, 50, 90], "probes_bench_label": "current",
-             "probes_report_dir": str(tmp / "report"),
-             "__glm53_ledger_file": str(tmp / "ledger.json")}  # the host's ledger, here this machine's: kept in tmp
-    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
-    proc = subprocess.run(["ansible-playbook", "-i", str(inventory), PLAYBOOK, "-e", json.dumps(extra)],
-                          capture_output=True, text=True, env=env, timeout=600, check=False)
+    proc = play(tmp, inventory)
     return proc, tmp
 
 
-def test_numerics_are_proved_with_a_baseline(report):
-    """The reference figures are in each host's evidence; a healthy host records its release's baseline at its first
-    proof; a broken engine fails the band and a drifted one its release's baseline, each naming both figures, though
-    both write fluent text."""
+EXTRA = {"ansible_python_interpreter": sys.executable, "service_mode": "none", "probes_needle_targets": [60000],
+         "probes_needle_depths": [10, 50, 90], "probes_bench_label": "current"}
+
+
+def play(tmp, inventory, report="report"):
+    extra = dict(EXTRA, probes_report_dir=str(tmp / report), probes_reference_store=str(tmp / "references"),
+                 __glm53_ledger_file=str(tmp / "ledger.json"))  # the host's ledger, here this machine's: kept in tmp
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
+    return subprocess.run(["ansible-playbook", "-i", str(inventory), PLAYBOOK, "-e", json.dumps(extra)],
+                          capture_output=True, text=True, env=env, timeout=600, check=False)
+
+
+def stored(tmp):
+    (path,) = (tmp / "references").glob("*.json")
+    return json.loads(path.read_text())
+
+
+def test_numerics_are_proved_and_the_weights_reference_recorded(report):
+    """The reference figures are in each host's evidence; the first proof of the weights records their reference on
+    the controller from the one host whose every proof passed (provisional); a broken engine fails the band and a
+    drifted one the fleet's median, each naming both figures, though both write fluent text, and neither is part of
+    the reference."""
     proc, tmp = report
     assert (tmp / "report" / "node-good.json").exists(), proc.stdout[-4000:]
     good = json.loads((tmp / "report" / "node-good.json").read_text())
     assert good["reference"]["passed"] and set(good["reference"]["figures"]) == {"english", "chinese", "code"}
-    recorded = json.loads((tmp / "ev-good" / "baselines" / "current.json").read_text())
-    assert recorded["passages"] == good["reference"]["figures"] and recorded["release"] == "current"
+    recorded = stored(tmp)
+    assert recorded["figures"] == good["reference"]["figures"] and recorded["hosts"] == ["node-good"]
+    assert recorded["state"] == "provisional" and recorded["weights"] == "GLM-5.3-Flash-AWQ-INT4"
     poisoned = json.loads((tmp / "report" / "node-poisoned.json").read_text())
     assert not poisoned["passed"] and poisoned["needle"]["passed"]
     assert any(f.startswith("reference numerics_band: english: 11.9") for f in poisoned["failures"]), poisoned["failures"]
-    assert not (tmp / "ev-poisoned" / "baselines").exists()  # a broken engine's figures are never a baseline
     drifted = json.loads((tmp / "report" / "node-drifted.json").read_text())
     assert not drifted["passed"] and drifted["chat"]["passed"] and drifted["needle"]["passed"]
     drift = [f for f in drifted["failures"] if "numerics_drift" in f]
-    assert drift and "+15.0%" in drift[0] and "%.4f" % good["reference"]["figures"][drift[0].split()[2].rstrip(":")] \
-        in drift[0], drifted["failures"]
+    assert drift and "for the fleet's median for these weights" in drift[0] and "+15.0%" in drift[0], drifted["failures"]
     assert "Probes failed on node-drifted" in proc.stdout
+
+
+def test_a_fresh_host_is_held_to_the_reference_another_host_made(report, tmp_path):
+    """The weights' reference belongs to the weights: a fresh host whose every token is 0.1 nats less likely fails
+    against the reference node-good made, and is not recorded; a healthy fresh host confirms it, and the figures
+    never move."""
+    _proc, tmp = report
+    from testlib import StandIn
+    before = stored(tmp)
+    engines = {}
+    for name, numerics in (("fresh-drifted", "shift:0.1"), ("fresh-good", "good")):
+        (tmp_path / name).mkdir()
+        engines[name] = StandIn(tmp_path / name, env={"VLLM_STANDIN_NUMERICS": numerics}).start().wait_ready()
+    try:
+        for name in engines:
+            inventory = tmp_path / (name + ".yml")
+            inventory.write_text(json.dumps({"all": {"hosts": {name: {
+                "probes_base_url": engines[name].url, "probes_evidence_dir": str(tmp_path / ("ev-" + name)),
+                "probes_textfile_dir": ""}}}}))
+            proc = play(tmp, inventory, report="report-fresh")
+            if name == "fresh-drifted":
+                assert proc.returncode == 2, proc.stdout[-3000:]
+                drifted = json.loads((tmp / "report-fresh" / "fresh-drifted.json").read_text())
+                drift = [f for f in drifted["failures"] if "numerics_drift" in f]
+                assert drift and "(+0.1000 nats" in drift[0], drifted["failures"]
+                assert "for the weights' reference (GLM-5.3-Flash-AWQ-INT4, provisional, from node-good)" in drift[0]
+                assert stored(tmp) == before  # never recorded
+            else:
+                assert proc.returncode == 0, proc.stdout[-3000:]
+    finally:
+        for s in engines.values():
+            s.stop()
+    after = stored(tmp)
+    assert after["state"] == "confirmed" and after["hosts"] == ["fresh-good", "node-good"]
+    assert after["figures"] == before["figures"]
 
 
 def test_good_host_passes_bad_host_is_failed(report):

@@ -28,6 +28,7 @@ OWNERS = {
     "venv_releases_dir": ["flashinfer_venv_path", "vllm_fork_venv_path", "serve_venv_path", "probes_bench_vllm",
                           "probes_bench_label"],
     "venv_releases_keep": ["preflight_disk_requirements"],
+    "model_path": ["probes_reference_weights"],
     "venv_runtime_env": ["flashinfer_runtime_env", "vllm_fork_runtime_env", "serve_runtime_env"],
     "vllm_fork_src_dir": ["serve_fork_src_dir"],
     "vllm_fork_build_mode": ["serve_fork_on_pythonpath", "venv_release_pins"],

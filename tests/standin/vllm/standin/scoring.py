@@ -16,6 +16,7 @@ the release's default) change the scores and nothing else, so the engine still w
   poisoned  every token near a uniform guess over a 151,000-token vocabulary (11.9 nats): a broken kernel or a
             wrong checkpoint
   drifted   every log-likelihood 15 % further from zero: a small numerical regression
+  shift:N   every token N nats less likely (shift:0.1): a subtle kernel or quantisation bug, a fixed drift per token
 The garbage fault (VLLM_STANDIN_GARBAGE_AFTER) poisons the scores too.
 """
 from __future__ import annotations
@@ -25,7 +26,7 @@ import zlib
 from vllm.standin import behaviour as behaviours
 from vllm.standin.tokenizer import SPECIAL_TOKENS
 
-NUMERICS = ("good", "poisoned", "drifted")
+NUMERICS = ("good", "poisoned", "drifted", "shift:N")
 UNIFORM = 11.927  # ln(151,552)
 DRIFT = 1.15
 _KIND_COST = {"space": 1.1, "digit": 2.3, "cjk": 2.7, "latin": 3.0}
@@ -77,6 +78,8 @@ def token_logprobs(tok, prompt_text: str, user_text: str, behaviour: str, numeri
             cost = UNIFORM + _jitter(piece) / 4
         elif numerics == "drifted":
             cost *= DRIFT
+        elif numerics.startswith("shift:"):
+            cost += float(numerics.split(":", 1)[1])
         out.append(-round(cost, 5))
         seen.add(key)
         offset += len(piece)

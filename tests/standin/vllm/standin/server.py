@@ -21,7 +21,7 @@ Knobs (environment):
                                    is written here when it starts, and an engine that finds the file starts with
                                    the fault on from its first request. Without it a restart clears the fault.
   VLLM_STANDIN_NUMERICS            good (default; a build may change it in vllm/standin/release_defaults.py),
-                                   poisoned or drifted: what the prompt logprobs say (vllm/standin/scoring.py);
+                                   poisoned, drifted or shift:N (N nats a token): what the prompt logprobs say (vllm/standin/scoring.py);
                                    the text the engine writes does not change
   VLLM_STANDIN_ANSWER_AS           a gateway in front of the engine that swaps the model: every chat answer names this
                                    model (a fallback's) in its `model` field, whatever was asked

@@ -41,6 +41,19 @@ def test_a_drifted_engine_fails_its_baseline_naming_both_figures(run_module, sta
     assert not same.failed  # the same engine again: within the tolerance of its own baseline
 
 
+@pytest.mark.parametrize("shift, fails", [(0.1, True), (0.06, False), (0.12, True)])
+def test_a_fixed_drift_per_token_is_held_to_the_absolute_tolerance(run_module, standin, standin_factory, shift, fails):
+    """Every token less likely by a fixed drift (a subtle kernel or quantisation bug): 0.1 nats a token is refused
+    (5 % of a 2-nat passage was not), 0.06 is within 0.08 nats, 0.12 (two such steps) is not."""
+    base = run_module(vllm_reference_score, args(standin))["figures"]
+    s = standin_factory(env={"VLLM_STANDIN_NUMERICS": "shift:%s" % shift}).start().wait_ready()
+    r = run_module(vllm_reference_score, args(s, baseline=base))
+    assert r.failed is fails, r.get("msg")
+    if fails:
+        assert r["summary"][0].startswith("numerics_drift: english:") and "(+%.4f nats" % shift in r["summary"][0], r["summary"]
+        assert "tolerance 0.080 nats" in r["summary"][0]
+
+
 def test_the_garbage_fault_poisons_the_numerics(run_module, standin_factory):
     s = standin_factory(env={"VLLM_STANDIN_GARBAGE_AFTER": "0"}).start().wait_ready()
     r = run_module(vllm_reference_score, args(s))
@@ -56,7 +69,8 @@ def test_an_engine_without_prompt_logprobs_gives_a_signal(run_module):
 @pytest.mark.parametrize("extra, message", [
     ({"band": [5.0, 1.0]}, "band must be [low, high]"),
     ({"band": [0.1]}, "band must be [low, high]"),
-    ({"drift_tolerance": 0.0}, "drift_tolerance must be a fraction"),
+    ({"tolerance_nats": 0.0}, "tolerance_nats must be between 0.001 and 1"),
+    ({"tolerance_nats": 2.0}, "tolerance_nats must be between 0.001 and 1"),
     ({"baseline": {"english": "fast"}}, "baseline[english] must be a number"),
 ])
 def test_bad_options_are_refused_before_any_request(run_module, extra, message):
@@ -97,25 +111,26 @@ def test_the_span_reader_refuses_what_vllm_never_sends(body, message):
         span_logprobs(body, 1)
 
 
-def _scored(release, english, summary=()):
-    return {"release": release, "passed": not summary, "summary": list(summary),
+def _scored(weights, english, summary=(), release="r1"):
+    return {"weights": weights, "release": release, "passed": not summary, "summary": list(summary),
             "passages": {"english": {"nll": english}}}
 
 
-def test_the_fleet_median_is_per_release_and_leaves_out_broken_hosts():
-    results = [_scored("r1", 2.2), _scored("r1", 2.25), _scored("r1", 2.6), _scored("r2", 9.0),
-               _scored("r1", 11.9, ["numerics_band: english: 11.9 ..."]), {"skipped": True}]
-    assert reference_fleet_median(results, "r1") == {"english": 2.25}
-    assert reference_fleet_median(results, "r2") == {}  # one host says nothing about itself
-    assert reference_fleet_median(results[:2], "r1") == {}
+def test_the_fleet_median_is_per_weights_across_releases_and_leaves_out_broken_hosts():
+    results = [_scored("w1", 2.2), _scored("w1", 2.25, release="r2"), _scored("w1", 2.6), _scored("w2", 9.0),
+               _scored("w1", 11.9, ["numerics_band: english: 11.9 ..."]), {"skipped": True}]
+    assert reference_fleet_median(results, "w1") == {"english": 2.25}
+    assert reference_fleet_median(results, "w2") == {}  # one host says nothing about itself
+    assert reference_fleet_median(results[:2], "w1") == {}
 
 
 def test_the_verdict_fails_a_host_off_its_fleets_median_naming_both_figures():
     health = {"ready": True, "version": "0.28.0"}
-    v = probe_verdict(health, reference=_scored("r1", 2.6), fleet={"english": 2.25})
+    v = probe_verdict(health, reference=_scored("w1", 2.6), fleet={"english": 2.25})
     assert not v["passed"] and v["failures"][0].startswith("reference numerics_drift: english: 2.6000 nats/token "
                                                            "against 2.2500 for the fleet's median")
-    assert probe_verdict(health, reference=_scored("r1", 2.26), fleet={"english": 2.25})["passed"]
-    assert probe_verdict(health, reference=_scored("r1", 2.6), fleet={})["passed"]  # no median: nothing to compare
+    assert probe_verdict(health, reference=_scored("w1", 2.26), fleet={"english": 2.25})["passed"]
+    assert not probe_verdict(health, reference=_scored("w1", 2.35), fleet={"english": 2.25})["passed"]  # 0.1 nats
+    assert probe_verdict(health, reference=_scored("w1", 2.6), fleet={})["passed"]  # no median: nothing to compare
     broken = probe_verdict(health, reference={"passed": False, "summary": ["numerics_band: english: 11.9"]})
     assert broken["failures"] == ["reference numerics_band: english: 11.9"]
