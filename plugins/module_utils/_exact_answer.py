@@ -92,7 +92,7 @@ def number_value(text):
 
 
 def _unwrap(core):
-    for _ in range(WRAP_DEPTH):
+    for _depth in range(WRAP_DEPTH):
         for left, right in _WRAPS:
             if len(core) > len(left) + len(right) and core.startswith(left) and core.endswith(right):
                 core = core[len(left):len(core) - len(right)].strip()
