@@ -110,3 +110,23 @@ def assignment(value):
     if len(words) != 1:
         raise SystemdSyntaxError(f"{len(words)} words in {value!r}")
     return resolve_specifiers(words[0])
+
+
+def dump_words(line):
+    """The argv of a `Command Line:` that systemd-analyze's debug dump prints (it quotes like a shell: "..." with \\
+    before \\ " $ and `), with the $$ of the arguments read as $ (as at exec time)."""
+    words, i = [], 0
+    while i < len(line):
+        if line[i] == " ":
+            i += 1
+            continue
+        word, quoted = [], line[i] == '"'
+        i += quoted
+        while i < len(line) and (line[i] != '"' if quoted else line[i] != " "):
+            if line[i] == "\\":
+                i += 1
+            word.append(line[i])
+            i += 1
+        i += quoted
+        words.append("".join(word))
+    return words[:1] + [w.replace("$$", "$") for w in words[1:]]

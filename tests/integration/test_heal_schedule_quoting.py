@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from systemd_words import command_argv, resolve_specifiers
+from systemd_words import command_argv, dump_words, resolve_specifiers
 from testlib import COLLECTIONS_ROOT, REPO
 
 ROLE = os.path.join(REPO, "roles", "heal")
@@ -156,25 +156,7 @@ def test_the_units_command_line_is_the_intended_words(hostile, tmp_path):
         assert proc.returncode == 0 and "Unbalanced" not in out, out[-3000:]
         dumped = [x.split("Command Line:", 1)[1].strip() for x in out.splitlines() if "Command Line:" in x]
         if dumped:  # systemd's own reading (its dump quotes like a shell, $$ still doubled)
-            assert _dump_words(dumped[0]) == command_argv(execstart[0])
-
-
-def _dump_words(line):
-    words, i = [], 0
-    while i < len(line):
-        if line[i] == " ":
-            i += 1
-            continue
-        word, quoted = [], line[i] == '"'
-        i += quoted
-        while i < len(line) and (line[i] != '"' if quoted else line[i] != " "):
-            if line[i] == "\\":
-                i += 1
-            word.append(line[i])
-            i += 1
-        i += quoted
-        words.append("".join(word))
-    return words[:1] + [w.replace("$$", "$") for w in words[1:]]  # $$ in arguments only: at exec time
+            assert dump_words(dumped[0]) == command_argv(execstart[0])
 
 
 def test_default_values_render_plain_words(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.glm53.serving.plugins.filter.systemd_quote import systemd_quote
-from systemd_words import SystemdSyntaxError, assignment, command_argv
+from systemd_words import SystemdSyntaxError, assignment, command_argv, dump_words
 
 HOSTILE = [
     "/var/log/x;touch /tmp/PWNED", ";", "\\;", "a b", "", " ", "50%", "%h", "%%", "$HOME", "${HOME}", "$$", "$(id)",
@@ -94,23 +94,7 @@ def _systemd_command_line(tmp_path, execstart):
              if "Command Line:" in x]
     if proc.returncode != 0 or not lines:
         return proc, None
-    # the dump quotes like a shell: "..." with \ before \ " $ and `
-    words, line, i = [], lines[0], 0
-    while i < len(line):
-        if line[i] == " ":
-            i += 1
-            continue
-        word = []
-        quoted = line[i] == '"'
-        i += quoted
-        while i < len(line) and (quoted and line[i] != '"' or not quoted and line[i] != " "):
-            if line[i] == "\\":
-                i += 1
-            word.append(line[i])
-            i += 1
-        i += quoted
-        words.append("".join(word))
-    return proc, words[:1] + [w.replace("$$", "$") for w in words[1:]]  # $$ in arguments only: at exec time
+    return proc, dump_words(lines[0])
 
 
 @pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
