@@ -64,19 +64,24 @@ def held_port():
     return s
 
 
-def fill_listen_queue(port, most=5000):
+def fill_listen_queue(port, most=5000, refusals=3):
     """Other clients' connections to a stopped engine: connect to the port until the kernel takes no more (its listen
-    queue is full and a new connection is not accepted within a second), and return the open sockets (close them
-    after). vLLM's uvicorn listens with a queue of 2048, the stand-in's with Python's 5: either fills the same way."""
-    held = []
+    queue is full: `refusals` new connections in a row are not accepted within two seconds each, so a handshake slowed
+    by a busy machine is not taken for a full queue), and return the open sockets (close them after). vLLM's uvicorn
+    listens with a queue of 2048, the stand-in's with Python's 5: either fills the same way."""
+    held, missed = [], 0
     for _ in range(most):
         s = socket.socket()
-        s.settimeout(1.0)
+        s.settimeout(2.0)
         try:
             s.connect(("127.0.0.1", port))
         except (socket.timeout, TimeoutError):
             s.close()
-            return held
+            missed += 1
+            if missed == refusals:
+                return held
+            continue
+        missed = 0
         held.append(s)
     for s in held:
         s.close()
