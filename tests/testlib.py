@@ -1,10 +1,12 @@
 """Paths shared by the tests, and this checkout importable as ansible_collections.glm53.serving."""
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -19,6 +21,8 @@ FAKES = os.path.join(REPO, "tests", "fakes")
 HELPERS = os.path.join(REPO, "tests", "helpers")
 
 COLLECTIONS_ROOT = tempfile.mkdtemp(prefix="glm53-collections-")
+# gone with the process that made it (rmtree removes the link below, never what it points at)
+atexit.register(shutil.rmtree, COLLECTIONS_ROOT, True)
 os.makedirs(os.path.join(COLLECTIONS_ROOT, "ansible_collections", "glm53"))
 os.symlink(REPO, os.path.join(COLLECTIONS_ROOT, "ansible_collections", "glm53", "serving"))
 sys.path.insert(0, COLLECTIONS_ROOT)
