@@ -51,6 +51,12 @@ options:
     description: The largest departure from the fleet's median, in nats per token.
     type: float
     default: 0.08
+  placeholder_key:
+    description:
+      - Whether the engine serves with the example inventory's placeholder API key. The example passes validation
+        as shipped so that a new user can try it, and a host that serves with the placeholder fails here, named.
+    type: bool
+    default: false
 author:
   - glm53.serving contributors (@glm53)
 """
@@ -81,6 +87,7 @@ _value:
 import re
 
 from ansible.errors import AnsibleFilterError
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.glm53.serving.plugins.module_utils._reference import TOLERANCE_NATS, drift_problem
 
 _COMMIT = re.compile(r"\+g([0-9a-f]{7,40})")
@@ -97,10 +104,15 @@ def _lines(result, fallback):
     return [str(line) for line in summary] or [str(result.get("msg") or fallback)]
 
 
-def probe_verdict(health, chat=None, needle=None, bench=None, reference=None, fleet=None, tolerance=TOLERANCE_NATS):
+def probe_verdict(health, chat=None, needle=None, bench=None, reference=None, fleet=None, tolerance=TOLERANCE_NATS,
+                  placeholder_key=False):
     if not isinstance(health, dict):
         raise AnsibleFilterError("probe_verdict expects the health probe's registered result (a mapping)")
     failures = []
+    if boolean(placeholder_key, strict=False):
+        failures.append("key: serve_api_key is inventory.example's placeholder, which anyone who read the example "
+                        "knows: set a key of your own in a vault (ansible-vault create "
+                        "group_vars/glm53_serving/vault.yml, serve_api_key: ...) and run site.yml again")
     if not health.get("ready"):
         failures.append("health: %s" % (health.get("msg") or "not ready"))
     for name, result, fallback in (("chat", chat, "chat probe failed"), ("needle", needle, "needle test failed")):

@@ -134,3 +134,11 @@ def test_the_verdict_fails_a_host_off_its_fleets_median_naming_both_figures():
     assert probe_verdict(health, reference=_scored("w1", 2.6), fleet={})["passed"]  # no median: nothing to compare
     broken = probe_verdict(health, reference={"passed": False, "summary": ["numerics_band: english: 11.9"]})
     assert broken["failures"] == ["reference numerics_band: english: 11.9"]
+
+
+def test_a_host_serving_with_the_example_inventorys_key_fails_naming_it():
+    health = {"ready": True, "version": "0.28.0"}
+    v = probe_verdict(health, placeholder_key=True)
+    assert not v["passed"] and v["failures"][0].startswith("key: serve_api_key is inventory.example's placeholder")
+    assert "ansible-vault create" in v["failures"][0]
+    assert probe_verdict(health, placeholder_key=False)["passed"]
