@@ -43,7 +43,9 @@ _HAN_DIGITS = {"零": 0, "〇": 0, "一": 1, "壹": 1, "二": 2, "貳": 2, "贰"
 _HAN_SMALL = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000}
 _HAN_LARGE = {"萬": 10 ** 4, "万": 10 ** 4, "億": 10 ** 8, "亿": 10 ** 8}
 _HAN_NUMBER_RE = re.compile(r"^[0-9零〇一壹二貳贰兩两三參叁四肆五伍六陸陆七柒八捌九玖十拾百佰千仟萬万億亿]+$")
-_HAN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff"
+_HAN_RE = re.compile(r"[%s]" % _HAN)
+_UNIT_RE = re.compile(r"^(.*?)([%s]{1,%d})$" % (_HAN, UNIT_CHARS))  # a number, then a measure word
 
 
 def _han_section(text):
@@ -135,7 +137,7 @@ def stated(content, numeric, spaced=False):
         if numeric:
             value = number_value(core)
             if value is None:
-                m = re.match(r"^(.*?)([\u3400-\u4dbf\u4e00-\u9fff]{1,%d})$" % UNIT_CHARS, core)
+                m = _UNIT_RE.match(core)
                 if m and m.group(1) and not _HAN_RE.search(m.group(1)[-1:]):
                     value = number_value(m.group(1))
             if value is not None:
@@ -149,8 +151,9 @@ def exact_findings(content, accepted, others=()):
     """Findings for an answer checked exactly: ``accepted`` are the right values (strings; a number when every one
     is), ``others`` the other values of the batch and the table (another request's answer, another row). Findings:
     wrong_answer (no value stated, or another one) or conflicting_answer (another request's value given)."""
-    numeric = all(number_value(a) is not None for a in accepted)
-    want = [number_value(a) for a in accepted] if numeric else list(accepted)
+    parsed = [number_value(a) for a in accepted]
+    numeric = all(v is not None for v in parsed)
+    want = parsed if numeric else list(accepted)
     values = stated(content, numeric, spaced=any(re.search(r"\s", a) for a in accepted))
     text = nfkc_digits(content or "")
     if any(v in want for v in values):
