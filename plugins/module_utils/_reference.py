@@ -106,6 +106,25 @@ def span_logprobs(body, span):
     return [_entry_logprob(entries[i], ids[i] if ids else None) for i in range(start, len(entries))]
 
 
+def span_departures(body, span):
+    """[(logprob of the token, logprob of the likeliest token, the token's text, the likeliest's text)] for the last
+    ``span`` prompt tokens of a body that asked for ``prompt_logprobs: 1`` (each entry holds the token and the
+    likeliest one, rank 1)."""
+    lps = span_logprobs(body, span)
+    entries, ids = body["prompt_logprobs"], body.get("prompt_token_ids")
+    out = []
+    for i, lp in zip(range(len(entries) - span, len(entries)), lps):
+        items = [v for v in entries[i].values() if isinstance(v, dict)]
+        own = entries[i].get(str(ids[i])) if ids else None
+        best = min(items, key=lambda v: v.get("rank") if isinstance(v.get("rank"), int) else 1 << 30) if items else None
+        best_lp = best.get("logprob") if best else None
+        if isinstance(best_lp, bool) or not isinstance(best_lp, (int, float)):
+            best_lp = lp
+        out.append((lp, max(float(best_lp), lp), str((own or {}).get("decoded_token") or ""),
+                    str((best or {}).get("decoded_token") or "")))
+    return out
+
+
 def count_tokens(client, served_model_name, text, timeout):
     """How many tokens ``text`` is on its own (``/tokenize``, no special tokens): the span a score reads."""
     _s, tok, _e = client.post("/tokenize", {"model": served_model_name, "prompt": text, "add_special_tokens": False},

@@ -42,6 +42,16 @@ description:
     margin has been calibrated only on a stand-in engine, and a broken kernel can clear it. Unless
     O(relevance_fails=true), an C(off_prompt) is an advisory (in the probe's C(advisories) and RV(advisories)), never
     the reason a probe fails; the engine's numerics (glm53.serving.vllm_reference_score) are what proves them.
+  - With O(golden), a release's golden record (its answers to a fixed probe set, kept by the probes role), the
+    record's own prompts are asked. An answer equal to the recorded one passes on that alone, held to the response
+    contract and to no text rule. Every recorded answer is scored on this host again; one that became less likely
+    than when it was recorded, by more than O(golden_tolerance), fails (C(golden_drift)). A differing answer is scored
+    with the likeliest token of each place: one with a token below the likeliest by more than O(golden_margin) fails
+    (C(not_own_answer)), since greedy decoding writes the likeliest token. Any other differing answer parted from the
+    record at a near tie (greedy decoding is not batch-invariant): it is shown beside the recorded one and the text
+    checks judge it. Each probe's C(layer) says which decided.
+  - Without O(golden), when every probe passed and O(record=true), each answer is scored for a golden record and
+    returned in RV(answers).
   - Fails when any probe fails; every verdict names its signal and quotes an excerpt.
 author:
   - glm53.serving contributors (@glm53)
@@ -99,8 +109,40 @@ options:
     type: bool
     default: false
   seed:
-    description: Seed for the random operands, strings and tables (random when unset).
+    description: Seed for the random operands, strings and tables (random when unset; O(probe_set) otherwise).
     type: int
+  probe_set:
+    description:
+      - A name that fixes the operands, strings and tables (the probes role gives the release's name and the
+        weights', so every host of a release is asked the same and their answers can be compared). Ignored with
+        O(seed) or O(golden).
+    type: str
+  numerics_sound:
+    description:
+      - Whether the engine's own figures are sound (the reference passages passed). When false the relevance margin
+        is not computed, only noted (C(relevance_not_judged)): a broken kernel can clear any margin.
+    type: bool
+    default: true
+  golden:
+    description:
+      - The release's golden record, as the probes role keeps it (C(release), and C(probes), a list of the tasks with
+        each answer's C(content), C(token_ids), C(tokens) and C(nll)); the answers of RV(answers) of a run whose
+        every probe passed.
+    type: dict
+  golden_tolerance:
+    description: The largest rise, in nats per token, of a recorded answer's score on this host.
+    type: float
+    default: 0.08
+  golden_margin:
+    description:
+      - How far, in nats, a token of a differing answer may fall below the likeliest token at its place under this
+        engine's own scores before the answer fails as not greedy decoding's own (C(not_own_answer)).
+    type: float
+    default: 1.0
+  record:
+    description: Without O(golden), score each answer of a run whose every probe passed, for a golden record.
+    type: bool
+    default: true
 extends_documentation_fragment:
   - glm53.serving.openai_endpoint
   - glm53.serving.info_module
@@ -134,7 +176,24 @@ probes:
       completion_tokens: 70
       latency_s: 2.1
       relevance: {own_nll: 0.41, other_nll: 2.65, margin: 2.24}
+      layer: text
+      golden: null
       findings: []
+answers:
+  description:
+    - Without O(golden), after a run whose every probe passed (and O(record=true)), one entry per probe for a golden
+      record - C(name), C(prompt) and the task's other fields, C(content), C(token_ids), C(tokens) (the answer's span)
+      and C(nll) (its mean negative log-likelihood per token, scored through the engine). With O(golden), each
+      probe's C(name) and C(content), for comparing hosts. Empty otherwise.
+  returned: always
+  type: list
+  elements: dict
+  sample: []
+golden_release:
+  description: The release whose golden record judged the answers, or null.
+  returned: always
+  type: str
+  sample: null
 advisories:
   description: One line per advisory finding (an C(off_prompt) that does not fail the probe), as in RV(summary).
   returned: always
@@ -149,6 +208,7 @@ summary:
   sample: ["greeting: repeated_ngram in content: the 3-gram 'of the of' makes up 90% of 300 tokens («of the of the…»)"]
 """
 
+import hashlib
 import random
 
 from ansible.module_utils.basic import AnsibleModule
@@ -166,8 +226,11 @@ from ansible_collections.glm53.serving.plugins.module_utils._reference import (
     count_tokens,
     all_in_parallel,
     score_span,
+    span_departures,
 )
 from ansible_collections.glm53.serving.plugins.module_utils._exact_answer import exact_findings
+from ansible_collections.glm53.serving.plugins.module_utils import _golden
+from ansible_collections.glm53.serving.plugins.module_utils._response_contract import chat_response
 from ansible_collections.glm53.serving.plugins.module_utils._text_checks import (
     excerpt,
     judge_chat,
@@ -205,7 +268,8 @@ def ask(client, p, prompt):
     """(body, None, latency), or (None, a finding, None) when no answer came."""
     try:
         _status, resp, elapsed = client.chat(p["served_model_name"], [{"role": "user", "content": prompt}],
-                                             p["max_tokens"], timeout=p["request_timeout"], temperature=0)
+                                             p["max_tokens"], timeout=p["request_timeout"], temperature=0,
+                                             return_token_ids=True)
         return resp, None, elapsed
     except ProbeHTTPError as exc:
         return None, {"signal": "http_error", "field": "response", "excerpt": error_message(exc.body),
@@ -214,19 +278,33 @@ def ask(client, p, prompt):
         return None, {"signal": "no_answer", "field": "response", "excerpt": "", "detail": str(exc)}, None
 
 
-def judge(p, task, answer, others):
-    """(verdict, content text) of one probe from its answer."""
+def _token_ids(resp):
+    """The answer's token ids (vLLM's ``choices[0].token_ids`` with ``return_token_ids``), or None."""
+    try:
+        ids = resp["choices"][0].get("token_ids")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
+    return ids if isinstance(ids, list) and all(isinstance(i, int) for i in ids) else None
+
+
+def judge(p, task, answer, others, golden=None):
+    """(verdict, content text) of one probe from its answer. An answer equal to the release's recorded one (``golden``)
+    is held to the response contract only: the record decides it (see _golden), not the text checks."""
     name, prompt = task["name"], task["prompt"]
     resp, error, elapsed = answer
     verdict = {"name": name, "prompt": prompt, "passed": False, "findings": []}
     if error:
         verdict["findings"] = [error]
         return verdict, None
-    fields, findings = judge_chat(name, resp, p["served_model_name"], prompt, task.get("operands"),
-                                  p["require_reasoning"])
+    fields, findings = chat_response(resp, p["served_model_name"])
+    if not (golden and not findings and _golden.same_answer(fields["content"], golden.get("content"))):
+        fields, findings = judge_chat(name, resp, p["served_model_name"], prompt, task.get("operands"),
+                                      p["require_reasoning"])
+        if not findings and task.get("accepted"):
+            findings = exact_findings(fields["content"], task["accepted"],
+                                      [o for o in others if o not in task["accepted"]])
     content, reasoning = fields["content"], fields["reasoning"]
-    if not findings and task.get("accepted"):
-        findings = exact_findings(content, task["accepted"], [o for o in others if o not in task["accepted"]])
+    verdict["token_ids"] = _token_ids(resp)
     verdict.update(
         passed=not findings, findings=findings, finish_reason=fields["finish_reason"], latency_s=round(elapsed, 3),
         content_excerpt=excerpt(content or ""), reasoning_present=bool(reasoning and str(reasoning).strip()),
@@ -256,15 +334,120 @@ def relevance(client, p, verdict, content):
     return result, None
 
 
-def run_batch(client, p, tasks):
+def run_batch(client, p, tasks, golden):
     """[(verdict, content)]: every task sent at once (threads), then each answer judged against the others'
     expected answers."""
     answers = all_in_parallel([(lambda t=task: ask(client, p, t["prompt"])) for task in tasks])
     judged = []
     for i, task in enumerate(tasks):
         others = [a for j, t in enumerate(tasks) if j != i for a in t.get("accepted") or []] + task.get("others", [])
-        judged.append(judge(p, task, answers[i], others))
+        judged.append(judge(p, task, answers[i], others, golden.get(task["name"])))
     return judged
+
+
+def score(client, p, prompt, text, span=None):
+    """The text's score as the answer to ``prompt`` (span from /tokenize unless given)."""
+    timeout = p["request_timeout"]
+    span = span or count_tokens(client, p["served_model_name"], text, timeout)
+    return score_span(client, p["served_model_name"], prompt, text, span, timeout)
+
+
+def departure(client, p, prompt, text):
+    """The first token of ``text`` as the answer to ``prompt`` that the engine's own scores put below the likeliest
+    token at its place by more than golden_margin (one request with the likeliest token of each place), or None."""
+    timeout, name = p["request_timeout"], p["served_model_name"]
+    span = count_tokens(client, name, text, timeout)
+    messages = [{"role": "user", "content": prompt}, {"role": "assistant", "content": text}]
+    _s, body, _e = client.chat(name, messages, 1, timeout=timeout, temperature=0, prompt_logprobs=1,
+                               continue_final_message=True, add_generation_prompt=False, return_token_ids=True)
+    return _golden.first_departure(span_departures(body, span), p["golden_margin"])
+
+
+def _score_error(exc):
+    return {"signal": "no_scores", "field": "response", "excerpt": "",
+            "detail": "the answers could not be scored through the engine: %s" % exc}
+
+
+def against_golden(client, p, judged, golden):
+    """Hold each answer to the release's recorded one: the recorded answer scored on this host (its drift), and a
+    differing answer scored beside it (how much less likely it is). All requests at once."""
+    rows = [(v, content, golden[v["name"]]) for v, content in judged if v["name"] in golden and "findings" in v
+            and not any(f["signal"] in ("http_error", "no_answer") for f in v["findings"])]
+    calls = []
+    for v, content, g in rows:
+        calls.append(lambda v=v, g=g: score(client, p, v["prompt"], g["content"], int(g["tokens"])))
+        differs = bool(content and content.strip()) and not _golden.same_answer(content, g["content"])
+        calls.append((lambda v=v, c=content: departure(client, p, v["prompt"], c)) if differs else (lambda: None))
+    try:
+        scores = all_in_parallel(calls)
+    except (ScoreError, ProbeHTTPError, ProbeConnectionRefused, ProbeTimeout) as exc:
+        for v, _content, _g in rows:
+            v["findings"].append(_score_error(exc))
+            v["passed"] = False
+        return
+    for i, (v, content, g) in enumerate(rows):
+        findings, info = _golden.judge(content, g, scores[2 * i], scores[2 * i + 1], p["golden_tolerance"])
+        v["golden"] = info  # an answer equal to the recorded one was held to the response contract alone (judge)
+        v["findings"].extend(findings)
+        v["passed"] = not v["findings"]
+
+
+def record_answers(client, p, tasks, judged):
+    """Each answer scored for a golden record (the run's every probe passed): [record entry], or a finding."""
+    try:
+        scores = all_in_parallel([(lambda v=v, c=content: score(client, p, v["prompt"], c)) for v, content in judged])
+    except (ScoreError, ProbeHTTPError, ProbeConnectionRefused, ProbeTimeout) as exc:
+        return [], _score_error(exc)
+    return [_golden.record_entry(task, content, v.pop("token_ids", None), sc)
+            for task, (v, content), sc in zip(tasks, judged, scores)], None
+
+
+def tasks_of(p, rng):
+    """The probe set: the golden record's own when there is one, else built from ``rng``."""
+    if p["golden"]:
+        return [_golden.task_of(e) for e in p["golden"]["probes"]]
+    tasks = [{"name": "greeting", "prompt": p["greeting_prompt"]}, {"name": "chinese", "prompt": p["chinese_prompt"]}]
+    if p["math"]:
+        a, b = rng.randint(101, 999), rng.randint(101, 999)
+        tasks.append({"name": "math", "prompt": "What is %d * %d? Reply with the result." % (a, b), "operands": (a, b)})
+    if p["verifiable"]:
+        tasks += verifiable_tasks(rng)
+    return tasks
+
+
+def golden_problem(golden):
+    """Why a golden record cannot be used, or None."""
+    probes = golden.get("probes")
+    if not isinstance(probes, list) or not probes:
+        return "it has no probes"
+    for e in probes:
+        if not isinstance(e, dict) or not all(isinstance(e.get(k), str) and e.get(k) for k in ("name", "prompt", "content")):
+            return "a probe lacks its name, prompt or content: %s" % str(e)[:120]
+        if isinstance(e.get("tokens"), bool) or not isinstance(e.get("tokens"), int) or e["tokens"] < 1:
+            return "probe %s has no token count" % e["name"]
+        if isinstance(e.get("nll"), bool) or not isinstance(e.get("nll"), (int, float)):
+            return "probe %s has no score" % e["name"]
+    return None
+
+
+def relevance_round(client, p, probes, judged):
+    """Score the greeting and the Chinese answer after their own prompt and an unrelated one (see relevance)."""
+    scored = [(v, content) for v, content in judged
+              if p["relevance"] and v["passed"] and v["name"] in ("greeting", "chinese")]
+    if scored and not p["numerics_sound"]:
+        for v, _content in scored:
+            v["advisories"] = [{"signal": "relevance_not_judged", "field": "content", "excerpt": "",
+                                "detail": "the engine's own figures are not sound (the reference passages failed), so "
+                                          "a likelihood margin means nothing"}]
+        return
+    for (v, _content), result in zip(scored, all_in_parallel([
+            (lambda v=v, c=content: relevance(client, p, v, c)) for v, content in scored])):
+        v["relevance"], finding = result
+        if finding and (p["relevance_fails"] or finding["signal"] != "off_prompt"):
+            v["findings"].append(finding)
+            v["passed"] = False
+        elif finding:
+            v["advisories"] = [finding]
 
 
 def main():
@@ -282,7 +465,13 @@ def main():
             relevance=dict(type="bool", default=True),
             relevance_margin=dict(type="float", default=0.1),
             relevance_fails=dict(type="bool", default=False),
+            numerics_sound=dict(type="bool", default=True),
             seed=dict(type="int"),
+            probe_set=dict(type="str"),
+            golden=dict(type="dict"),
+            golden_tolerance=dict(type="float", default=_golden.TOLERANCE_NATS),
+            golden_margin=dict(type="float", default=_golden.MARGIN_NATS),
+            record=dict(type="bool", default=True),
         ),
         supports_check_mode=True,
     )
@@ -294,26 +483,37 @@ def main():
         module.fail_json(msg="request_timeout must be at least 1 second, got %d" % p["request_timeout"])
     if not -1.0 <= p["relevance_margin"] <= 5.0:
         module.fail_json(msg="relevance_margin must be between -1 and 5 nats per token, got %s" % p["relevance_margin"])
+    for key in ("golden_tolerance", "golden_margin"):
+        if not 0.0 < p[key] <= 5.0:
+            module.fail_json(msg="%s must be above 0 and at most 5 nats per token, got %s" % (key, p[key]))
+    if p["golden"] and golden_problem(p["golden"]):
+        module.fail_json(msg="golden is not a golden record this module made: %s" % golden_problem(p["golden"]))
     client = client_from_params(p, p["request_timeout"])
-    rng = random.Random(p["seed"]) if p["seed"] is not None else random.SystemRandom()
-    tasks = [{"name": "greeting", "prompt": p["greeting_prompt"]}, {"name": "chinese", "prompt": p["chinese_prompt"]}]
-    if p["math"]:
-        a, b = rng.randint(101, 999), rng.randint(101, 999)
-        tasks.append({"name": "math", "prompt": "What is %d * %d? Reply with the result." % (a, b), "operands": (a, b)})
-    if p["verifiable"]:
-        tasks += verifiable_tasks(rng)
-    judged = run_batch(client, p, tasks)
+    if p["seed"] is not None:
+        rng = random.Random(p["seed"])
+    elif p["probe_set"]:  # one probe set per name: every host of a release is asked the same
+        rng = random.Random(int(hashlib.sha256(p["probe_set"].encode("utf-8")).hexdigest()[:16], 16))
+    else:
+        rng = random.SystemRandom()
+    tasks = tasks_of(p, rng)
+    golden = dict((e["name"], e) for e in (p["golden"] or {}).get("probes") or [])
+    judged = run_batch(client, p, tasks, golden)
     probes = [v for v, _content in judged]
-    scored = [(v, content) for v, content in judged
-              if p["relevance"] and v["passed"] and v["name"] in ("greeting", "chinese")]
-    for (v, _content), result in zip(scored, all_in_parallel([
-            (lambda v=v, c=content: relevance(client, p, v, c)) for v, content in scored])):
-        v["relevance"], finding = result
-        if finding and (p["relevance_fails"] or finding["signal"] != "off_prompt"):
-            v["findings"].append(finding)
-            v["passed"] = False
-        elif finding:
-            v["advisories"] = [finding]
+    answers = []
+    if golden:  # the record replaces the relevance margin as the test of whether an answer belongs to its prompt
+        against_golden(client, p, judged, golden)
+        answers = [{"name": v["name"], "content": content} for v, content in judged]
+    else:
+        relevance_round(client, p, probes, judged)
+        if p["record"] and all(v["passed"] for v in probes):
+            answers, finding = record_answers(client, p, tasks, judged)
+            if finding:
+                probes[0]["findings"].append(finding)
+                probes[0]["passed"] = False
+    for v in probes:
+        v.pop("token_ids", None)
+        v.setdefault("golden", None)
+        v["layer"] = (v["golden"] or {}).get("layer") or "text"
 
     def lines(key):
         return ["%s: %s in %s: %s (%s)" % (v["name"], f["signal"], f["field"], f["detail"],
@@ -322,7 +522,8 @@ def main():
 
     summary, advisories = lines("findings"), lines("advisories")
     passed = all(v["passed"] for v in probes)
-    result = dict(changed=False, passed=passed, probes=probes, summary=summary, advisories=advisories)
+    result = dict(changed=False, passed=passed, probes=probes, summary=summary, advisories=advisories, answers=answers,
+                  golden_release=(p["golden"] or {}).get("release"))
     if not passed:
         module.fail_json(msg="Chat probe failed: " + "; ".join(summary), **result)
     module.exit_json(**result)

@@ -23,6 +23,10 @@ Knobs (environment):
   VLLM_STANDIN_NUMERICS            good (default; a build may change it in vllm/standin/release_defaults.py),
                                    poisoned, drifted or shift:N (N nats a token): what the prompt logprobs say (vllm/standin/scoring.py);
                                    the text the engine writes does not change
+  VLLM_STANDIN_DECODE_FAULT        a decoder that does not write what the model predicts (the prompt logprobs stay
+                                   right): lost_first (the answer's first letter is lost, "ello!"), doubled (its
+                                   first token is written twice) or crosstalk (each answer is the one the engine
+                                   wrote for the request before it, another request's answer; the first is its own)
   VLLM_STANDIN_ANSWER_AS           a gateway in front of the engine that swaps the model: every chat answer names this
                                    model (a fallback's) in its `model` field, whatever was asked
   VLLM_STANDIN_WATCHDOG_S          how often the dead-engine watchdog looks (default 5, as vLLM)
@@ -132,6 +136,10 @@ class Engine:
         self.e2e = Histogram()
         self.itl = Histogram()  # vllm:inter_token_latency_seconds: one observation per token after the first
         self.created = int(time.time())
+        self.decode_fault = os.environ.get("VLLM_STANDIN_DECODE_FAULT") or None
+        if self.decode_fault not in (None, "lost_first", "doubled", "crosstalk"):
+            _fail(f"VLLM_STANDIN_DECODE_FAULT={self.decode_fault!r}: choose lost_first, doubled or crosstalk")
+        self.last_answer = None
         # the wedge and garbage faults (VLLM_STANDIN_WEDGE_AFTER, _GARBAGE_AFTER, _FAULT_FILE)
         self.fault_after = {}
         self.fault_file = os.environ.get("VLLM_STANDIN_FAULT_FILE") or None
@@ -144,6 +152,17 @@ class Engine:
             with open(self.fault_file, encoding="utf-8") as f:
                 self.fault = f.read().strip() or None
             log("WARNING", "core.py:812", f"(stand-in: the {self.fault} fault in {self.fault_file} survives restarts)")
+
+    def garble(self, tok, content):
+        """The answer as the faulty decoder writes it (VLLM_STANDIN_DECODE_FAULT)."""
+        if self.decode_fault == "lost_first":
+            return content[1:]
+        if self.decode_fault == "doubled":
+            pieces = tok.pieces(content)
+            return "".join(pieces[:1] + pieces)
+        with self.lock:
+            written, self.last_answer = self.last_answer or content, content
+        return written
 
     def fault_now(self):
         """The fault this request meets (None, wedge or garbage), starting one whose count was reached."""
@@ -380,6 +399,8 @@ def make_handler(engine: Engine):
                 reasoning, content, finish, n_out = generate(tok, prompt_text, last_user_text(messages),
                                                              "gibberish" if fault == "garbage" else engine.behaviour,
                                                              max_tokens)
+                if engine.decode_fault and content and not body.get("continue_final_message"):
+                    content = engine.garble(tok, content)
                 if body.get("ignore_eos") and n_out < max_tokens:  # vLLM's extra sampling parameter
                     content = (content or "") + " ." * (max_tokens - n_out)
                     n_out, finish = max_tokens, "length"
@@ -412,10 +433,10 @@ def make_handler(engine: Engine):
             prompt_ids, prompt_lps = None, None
             if top_n is not None or body.get("return_token_ids"):
                 numerics = "poisoned" if fault == "garbage" else engine.numerics
-                prompt_ids, lps = scoring.token_logprobs(tok, prompt_text, last_user_text(
+                prompt_ids, lps, best = scoring.token_logprobs(tok, prompt_text, last_user_text(
                     messages[:-1] if body.get("continue_final_message") else messages), engine.behaviour, numerics)
                 if top_n is not None:
-                    prompt_lps = scoring.entries(tok, prompt_ids, lps, top_n if top_n >= 0 else 5)
+                    prompt_lps = scoring.entries(tok, prompt_ids, lps, top_n if top_n >= 0 else 5, best)
             usage = {"prompt_tokens": prompt_len, "total_tokens": prompt_len + n_out,
                      "completion_tokens": n_out, "prompt_tokens_details": None}
             elapsed = time.monotonic() - t0
@@ -442,7 +463,9 @@ def make_handler(engine: Engine):
                 self._send(200, {
                     "id": rid, "object": "chat.completion", "created": int(time.time()), "model": name,
                     "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish,
-                                 "stop_reason": None, "token_ids": None}],
+                                 "stop_reason": None, "token_ids": tok.encode(
+                                     (reasoning or "") + "</think>" + (content or "")) if body.get("return_token_ids")
+                                 else None}],
                     "service_tier": None, "system_fingerprint": None, "usage": usage,
                     "prompt_logprobs": prompt_lps,
                     "prompt_token_ids": prompt_ids if body.get("return_token_ids") else None,

@@ -1,6 +1,8 @@
 """glm53.serving.vllm_chat_probe against the stand-in engine: good passes, each bad behaviour fails by name."""
 from __future__ import annotations
 
+import pytest
+
 from ansible_collections.glm53.serving.plugins.modules import vllm_chat_probe
 
 
@@ -108,3 +110,75 @@ def test_a_gateway_answering_with_another_model_fails(run_module, standin_factor
 def test_a_bad_relevance_margin_is_refused(run_module, standin):
     r = run_module(vllm_chat_probe, args(standin, relevance_margin=9.0))
     assert r.failed and "relevance_margin must be between -1 and 5" in r["msg"]
+
+
+def _record(run_module, s):
+    """A golden record from a healthy engine: its answers to the probe set of one release."""
+    r = run_module(vllm_chat_probe, args(s, probe_set="r1/GLM"))
+    assert not r.failed and len(r["answers"]) == 6, r.get("msg")
+    assert all(a["tokens"] > 0 and 0 < a["nll"] < 2 and a["token_ids"] for a in r["answers"]), r["answers"]
+    return {"release": "r1", "probes": r["answers"]}
+
+
+def test_a_probe_set_name_asks_every_host_the_same(run_module, standin):
+    one = run_module(vllm_chat_probe, args(standin, probe_set="r1/GLM", relevance=False, record=False))
+    two = run_module(vllm_chat_probe, args(standin, probe_set="r1/GLM", relevance=False, record=False))
+    other = run_module(vllm_chat_probe, args(standin, probe_set="r2/GLM", relevance=False, record=False))
+    assert [p["prompt"] for p in one["probes"]] == [p["prompt"] for p in two["probes"]]
+    assert [p["prompt"] for p in one["probes"]] != [p["prompt"] for p in other["probes"]]
+    assert one["answers"] == [] and all(p["layer"] == "text" for p in one["probes"])
+
+
+def test_the_recorded_answer_passes_with_no_text_rule(run_module, standin, monkeypatch):
+    """An answer equal to the release's recorded one is decided by the record: the text checks are never called."""
+    golden = _record(run_module, standin)
+
+    def no_text_rule(*_a, **_k):
+        raise AssertionError("a text rule was consulted")
+    monkeypatch.setattr(vllm_chat_probe, "judge_chat", no_text_rule)
+    monkeypatch.setattr(vllm_chat_probe, "exact_findings", no_text_rule)
+    r = run_module(vllm_chat_probe, args(standin, golden=golden))
+    assert not r.failed, r.get("msg")
+    assert [p["prompt"] for p in r["probes"]] == [e["prompt"] for e in golden["probes"]]
+    assert all(p["layer"] == "golden" and not p["golden"]["differs"] for p in r["probes"])
+    assert all(abs(p["golden"]["recorded_nll_now"] - p["golden"]["recorded_nll"]) < 1e-6 for p in r["probes"])
+    assert r["golden_release"] == "r1" and "relevance" not in r["probes"][0]
+
+
+@pytest.mark.parametrize("fault, probe", [("lost_first", "greeting"), ("doubled", "chinese"), ("crosstalk", "math")])
+def test_a_decoder_that_does_not_write_what_the_model_predicts_fails(run_module, standin, standin_factory, fault,
+                                                                     probe):
+    """A token lost or doubled, or another request's answer: the engine's own scores find the recorded answer far
+    likelier than what its decoder wrote, whatever the text checks make of it."""
+    golden = _record(run_module, standin)
+    s = standin_factory(env={"VLLM_STANDIN_DECODE_FAULT": fault}).start().wait_ready()
+    r = run_module(vllm_chat_probe, args(s, golden=golden))
+    by = {p["name"]: p for p in r["probes"]}
+    assert r.failed and not by[probe]["passed"], r["probes"]
+    assert by[probe]["layer"] == "golden" and by[probe]["golden"]["differs"]
+    (finding,) = [f for f in by[probe]["findings"] if f["signal"] == "not_own_answer"]
+    recorded = golden["probes"][[e["name"] for e in golden["probes"]].index(probe)]["content"]
+    assert "the release's recorded answer is «%s" % recorded[:20] in finding["detail"]
+    assert "where this engine's own scores put «" in finding["detail"] and "nats apart" in finding["detail"]
+
+
+def test_an_engine_whose_numerics_drift_by_a_tenth_of_a_nat_fails_its_recorded_answers(run_module, standin,
+                                                                                       standin_factory):
+    """The answers are the same words, and the recorded answers became less likely: the record catches it."""
+    golden = _record(run_module, standin)
+    s = standin_factory(env={"VLLM_STANDIN_NUMERICS": "shift:0.1"}).start().wait_ready()
+    r = run_module(vllm_chat_probe, args(s, golden=golden))
+    assert r.failed and all(not p["golden"]["differs"] for p in r["probes"])
+    assert all([f["signal"] for f in p["findings"]] == ["golden_drift"] for p in r["probes"]), r["summary"]
+    assert "(+0.1000; tolerance 0.080 nats)" in r["summary"][0]
+
+
+def test_a_record_that_is_not_one_is_refused(run_module, standin):
+    r = run_module(vllm_chat_probe, args(standin, golden={"release": "r1", "probes": [{"name": "greeting"}]}))
+    assert r.failed and "golden is not a golden record" in r["msg"] and "probes" not in r
+
+
+def test_relevance_is_not_judged_when_the_numerics_are_not_sound(run_module, standin):
+    r = run_module(vllm_chat_probe, args(standin, numerics_sound=False, relevance_fails=True, math=False))
+    assert not r.failed and all("relevance" not in p for p in r["probes"])
+    assert [a.split(":")[1].strip().split(" ")[0] for a in r["advisories"]] == ["relevance_not_judged"] * 2
