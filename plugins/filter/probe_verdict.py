@@ -51,6 +51,12 @@ options:
     description: The largest departure from the fleet's median, in nats per token.
     type: float
     default: 0.08
+  agreement:
+    description:
+      - Where the host's chat answers differ from most hosts asked the same probe set
+        (P(glm53.serving.answer_agreement#filter)). A failed chat probe's line then says how many hosts answered
+        otherwise, and what.
+    type: dict
   placeholder_key:
     description:
       - Whether the engine serves with the example inventory's placeholder API key. The example passes validation
@@ -104,8 +110,24 @@ def _lines(result, fallback):
     return [str(line) for line in summary] or [str(result.get("msg") or fallback)]
 
 
+def _excerpt(text, width=80):
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _with_agreement(line, agreement):
+    """A chat failure line with, when its probe's answer differs from most hosts of the release, how many and what
+    they answered."""
+    probe = line.split(":", 1)[0]
+    other = (agreement or {}).get(probe)
+    if not isinstance(other, dict):
+        return line
+    return "%s (it differs from %s of %s hosts of this release, which answered «%s»)" % (
+        line, other.get("agree"), other.get("of"), _excerpt(other.get("majority")))
+
+
 def probe_verdict(health, chat=None, needle=None, bench=None, reference=None, fleet=None, tolerance=TOLERANCE_NATS,
-                  placeholder_key=False):
+                  placeholder_key=False, agreement=None):
     if not isinstance(health, dict):
         raise AnsibleFilterError("probe_verdict expects the health probe's registered result (a mapping)")
     failures = []
@@ -117,7 +139,8 @@ def probe_verdict(health, chat=None, needle=None, bench=None, reference=None, fl
         failures.append("health: %s" % (health.get("msg") or "not ready"))
     for name, result, fallback in (("chat", chat, "chat probe failed"), ("needle", needle, "needle test failed")):
         if _ran(result) and not result.get("passed"):
-            failures.extend("%s %s" % (name, line) for line in _lines(result, fallback))
+            failures.extend("%s %s" % (name, _with_agreement(line, agreement if name == "chat" else None))
+                            for line in _lines(result, fallback))
     if _ran(bench):
         if bench.get("failed") or not isinstance(bench.get("figures"), dict):  # failed_when: false keeps failed off
             failures.append("bench %s" % (bench.get("msg") or "vllm bench serve failed"))

@@ -181,10 +181,10 @@ probes:
       findings: []
 answers:
   description:
-    - Without O(golden), after a run whose every probe passed (and O(record=true)), one entry per probe for a golden
-      record - C(name), C(prompt) and the task's other fields, C(content), C(token_ids), C(tokens) (the answer's span)
-      and C(nll) (its mean negative log-likelihood per token, scored through the engine). With O(golden), each
-      probe's C(name) and C(content), for comparing hosts. Empty otherwise.
+    - Each probe's C(name) and C(content) (null when none came), for comparing hosts. Without O(golden), after a run
+      whose every probe passed (and O(record=true)), each entry is one for a golden record - also C(prompt) and the
+      task's other fields, C(token_ids), C(tokens) (the answer's span) and C(nll) (its mean negative log-likelihood
+      per token, scored through the engine).
   returned: always
   type: list
   elements: dict
@@ -194,6 +194,11 @@ golden_release:
   returned: always
   type: str
   sample: null
+probe_set:
+  description: O(probe_set), as given.
+  returned: always
+  type: str
+  sample: glm53-20261201/GLM-5.3-Flash-AWQ-INT4
 advisories:
   description: One line per advisory finding (an C(off_prompt) that does not fail the probe), as in RV(summary).
   returned: always
@@ -499,10 +504,9 @@ def main():
     golden = dict((e["name"], e) for e in (p["golden"] or {}).get("probes") or [])
     judged = run_batch(client, p, tasks, golden)
     probes = [v for v, _content in judged]
-    answers = []
+    answers = [{"name": v["name"], "content": content} for v, content in judged]
     if golden:  # the record replaces the relevance margin as the test of whether an answer belongs to its prompt
         against_golden(client, p, judged, golden)
-        answers = [{"name": v["name"], "content": content} for v, content in judged]
     else:
         relevance_round(client, p, probes, judged)
         if p["record"] and all(v["passed"] for v in probes):
@@ -523,7 +527,7 @@ def main():
     summary, advisories = lines("findings"), lines("advisories")
     passed = all(v["passed"] for v in probes)
     result = dict(changed=False, passed=passed, probes=probes, summary=summary, advisories=advisories, answers=answers,
-                  golden_release=(p["golden"] or {}).get("release"))
+                  golden_release=(p["golden"] or {}).get("release"), probe_set=p["probe_set"])
     if not passed:
         module.fail_json(msg="Chat probe failed: " + "; ".join(summary), **result)
     module.exit_json(**result)

@@ -65,7 +65,7 @@ def play(tmp, inventory, report="report"):
 
 
 def stored(tmp):
-    (path,) = (tmp / "references").glob("*.json")
+    (path,) = [p for p in (tmp / "references").glob("*.json") if not p.name.endswith(".golden.json")]
     return json.loads(path.read_text())
 
 
@@ -124,6 +124,48 @@ def test_a_fresh_host_is_held_to_the_reference_another_host_made(report, tmp_pat
     after = stored(tmp)
     assert after["state"] == "confirmed" and after["hosts"] == ["fresh-good", "node-good"]
     assert after["figures"] == before["figures"]
+
+
+def golden(tmp):
+    (path,) = (tmp / "references").glob("*.golden.json")
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("fault, probe", [("lost_first", "greeting"), ("crosstalk", "copy")])
+def test_the_golden_record_judges_a_fleet_of_its_release(report, tmp_path, fault, probe):
+    """The release's first proof recorded its answers (node-good's). Three hosts of the release: the two
+    healthy ones answer as recorded and pass with no text rule consulted (each probe decided by the record), which
+    confirms the record; the third, whose decoder loses a token or hands out another request's answer, fails naming
+    the record's answer and how many hosts answered otherwise."""
+    _proc, tmp = report
+    from testlib import StandIn
+    before = golden(tmp)
+    assert "node-good" in before["hosts"] and len(before["probes"]) == 6  # (confirmed by the fresh host above)
+    engines = {}
+    for name, env in (("gold-a", {}), ("gold-b", {}), ("faulty", {"VLLM_STANDIN_DECODE_FAULT": fault})):
+        (tmp_path / name).mkdir()
+        engines[name] = StandIn(tmp_path / name, env=env).start().wait_ready()
+    try:
+        inventory = tmp_path / "fleet.yml"
+        inventory.write_text(json.dumps({"all": {"hosts": dict((name, {
+            "probes_base_url": s.url, "probes_evidence_dir": str(tmp_path / ("ev-" + name)), "probes_needle": False,
+            "probes_textfile_dir": ""}) for name, s in engines.items())}}))
+        proc = play(tmp, inventory, report="report-" + fault)
+    finally:
+        for s in engines.values():
+            s.stop()
+    assert proc.returncode == 2, proc.stdout[-3000:]
+    ev = dict((name, json.loads((tmp / ("report-" + fault) / (name + ".json")).read_text())) for name in engines)
+    for name in ("gold-a", "gold-b"):
+        assert ev[name]["passed"], ev[name]["failures"]
+        assert all(p["layer"] == "golden" and not p["golden"]["differs"] for p in ev[name]["chat"]["probes"])
+    recorded = dict((e["name"], e["content"]) for e in before["probes"])
+    line = [f for f in ev["faulty"]["failures"] if f.startswith("chat %s: not_own_answer" % probe)]
+    assert line and "the release's recorded answer is «%s" % recorded[probe][:20] in line[0], ev["faulty"]["failures"]
+    assert "(it differs from 2 of 3 hosts of this release, which answered «%s" % recorded[probe][:20] in line[0]
+    after = golden(tmp)
+    assert after["probes"] == before["probes"] and after["state"] == "confirmed"
+    assert {"gold-a", "gold-b", "node-good"} <= set(after["hosts"]) and "faulty" not in after["hosts"]
 
 
 def test_good_host_passes_bad_host_is_failed(report):

@@ -126,7 +126,8 @@ def test_a_probe_set_name_asks_every_host_the_same(run_module, standin):
     other = run_module(vllm_chat_probe, args(standin, probe_set="r2/GLM", relevance=False, record=False))
     assert [p["prompt"] for p in one["probes"]] == [p["prompt"] for p in two["probes"]]
     assert [p["prompt"] for p in one["probes"]] != [p["prompt"] for p in other["probes"]]
-    assert one["answers"] == [] and all(p["layer"] == "text" for p in one["probes"])
+    assert [set(a) for a in one["answers"]] == [{"name", "content"}] * 6 and one["probe_set"] == "r1/GLM"
+    assert all(p["layer"] == "text" for p in one["probes"])
 
 
 def test_the_recorded_answer_passes_with_no_text_rule(run_module, standin, monkeypatch):
