@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from ansible_collections.glm53.serving.plugins.module_utils._exact_answer import exact_findings
 from ansible_collections.glm53.serving.plugins.module_utils._response_contract import excerpt
+from ansible_collections.glm53.serving.plugins.module_utils._text_checks import degeneration, language, relevance, task_answers
 from ansible_collections.glm53.serving.plugins.module_utils._text_checks.degeneration import (
     digit_salad,
     doubled_token,
@@ -92,4 +93,5 @@ __all__ = (
     "partial_products", "periodic_tail", "prompt_echo", "repeated_ngram", "repeated_sentence", "role_swap",
     "salad_evidence", "salad_finding", "script_of", "script_units", "symbol_flood", "tokens", "top_ngram",
     "traditional_chinese_findings", "visible_length", "word_tokens", "wrong_identity",
+    "degeneration", "language", "relevance", "task_answers",
 )
