@@ -17,6 +17,7 @@ from ansible_collections.glm53.serving.plugins.module_utils._response_contract i
 from ansible_collections.glm53.serving.plugins.module_utils._text_checks import (
     foreign_fragment,
     garbage_findings,
+    no_prompt_statement,
     visible_length,
 )
 
@@ -299,7 +300,9 @@ def score_control(content, reasoning, asked_key, needles):
     Passed only when the content says the key is not there (an answer that ignores the question is ``ignored``).
     Failed when the content gives a number as the answer for the absent key: a needle's value or a made-up
     one, in a sentence that does not attribute it to another key and is not a denial. A clear
-    "not there" passes, also when it goes on to list what the text does hold. No visible content
+    "not there" passes, also when it goes on to list what the text does hold. An answer that says no text was given
+    ("you have not provided any text": ``prompt_not_received``) fails: the haystack never reached the model, and its
+    "not there" says nothing of the key. No visible content
     (``no_answer``) and degenerate output (``garbage``) fail: neither shows the model declining to make up
     a value.
     """
@@ -314,6 +317,11 @@ def score_control(content, reasoning, asked_key, needles):
     junk = degenerate(text)
     if junk:
         return dict(diag, verdict=junk[0], answered=None, detail=junk[1])
+    lost = no_prompt_statement(text)
+    if lost:  # "you have not provided any text" says nothing of the key: the haystack never reached the model
+        return dict(diag, verdict="prompt_not_received", answered=None,
+                    detail="the answer says no text reached the model (%r): that is no \"not found\" for %s"
+                    % (lost.group(0), asked_key))
     says_absent = bool(declares_absent(text))
     answers = []
     for sent in sentences(text):
