@@ -15,8 +15,8 @@ description:
     (M(glm53.serving.vllm_chat_probe)'s O(glm53.serving.vllm_chat_probe#module:golden)). This filter decides the
     record after a batch of hosts was probed.
   - With no record yet, it is taken from the batch's hosts of the release whose whole verdict passed (health, chat,
-    numerics in band and against the weights' reference, needle) and whose chat probe scored its answers: the answers
-    most of them gave alike. It is C(provisional) when one host gave them and C(confirmed) once two did.
+    numerics in band and against the weights' reference, needle) and whose chat probe scored its answers, taking
+    the answers most of them gave alike. It is C(provisional) when one host gave them and C(confirmed) once two did.
   - With a record, its answers never change (a later run, a drifted host or another release never replace them).
     Hosts of the batch that passed with every answer equal to the record are added to its hosts, which confirms a
     provisional one.

@@ -46,9 +46,9 @@ description:
     record's own prompts are asked. An answer equal to the recorded one passes on that alone, held to the response
     contract and to no text rule. Every recorded answer is scored on this host again; one that became less likely
     than when it was recorded, by more than O(golden_tolerance), fails (C(golden_drift)). A differing answer is scored
-    with the likeliest token of each place: one with a token below the likeliest by more than O(golden_margin) fails
+    with the likeliest token of each place, and one with a token below the likeliest by more than O(golden_margin) fails
     (C(not_own_answer)), since greedy decoding writes the likeliest token. Any other differing answer parted from the
-    record at a near tie (greedy decoding is not batch-invariant): it is shown beside the recorded one and the text
+    record at a near tie (greedy decoding is not batch-invariant); it is shown beside the recorded one and the text
     checks judge it. Each probe's C(layer) says which decided.
   - Without O(golden), when every probe passed and O(record=true), each answer is scored for a golden record and
     returned in RV(answers).
@@ -120,7 +120,7 @@ options:
   numerics_sound:
     description:
       - Whether the engine's own figures are sound (the reference passages passed). When false the relevance margin
-        is not computed, only noted (C(relevance_not_judged)): a broken kernel can clear any margin.
+        is not computed, only noted (C(relevance_not_judged)), since a broken kernel can clear any margin.
     type: bool
     default: true
   golden:
