@@ -28,7 +28,7 @@ description:
     the sized count, and the latency of each depth.
   - Optionally a control question about a key that is not in the text. It fails only when the content gives a
     number as the answer for that key (C(failed)), when it has no visible content (C(no_answer)), when it
-    says no text was given (C(prompt_not_received): the haystack never reached the model) or when it is
+    says no text was given (C(prompt_not_received); the haystack never reached the model) or when it is
     degenerate output (C(garbage)); a clear "not there" passes, also when it lists what the text holds.
 author:
   - glm53.serving contributors (@glm53)
