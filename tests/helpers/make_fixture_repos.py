@@ -127,12 +127,12 @@ def main(standin, dest):
     with open(os.path.join(fork, "vllm", "standin", "release_defaults.py"), "a") as f:
         f.write("DECODE_SCALE = 4 / 3  # the slow build\n")
     hashes["slow"] = commit(fork, "a later change that decodes 25 % slower", "slow")
-    # A later commit that writes fluent text but whose numerics moved: every log-likelihood 15 % further from zero (a
+    # A later commit that writes fluent text but whose numerics moved: every token 0.1 nats less likely (a subtle
     # kernel or quantisation change); only the quality gate's reference scores tell it from a good build.
     git(fork, "checkout", "-q", "-b", "drifted-release", hashes["descendant"])
     with open(os.path.join(fork, "vllm", "standin", "release_defaults.py"), "a") as f:
-        f.write('NUMERICS = "drifted"  # the drifted build\n')
-    hashes["drifted"] = commit(fork, "a later change that moves the numerics 15 %", "drifted")
+        f.write('NUMERICS = "shift:0.1"  # the drifted build\n')
+    hashes["drifted"] = commit(fork, "a later change that moves the numerics by 0.1 nats a token", "drifted")
     git(fork, "checkout", "-q", "sm89-longctx-fix-v2")
     git(fork, "checkout", "-q", "-b", "side-experiment", hashes["base"])
     hashes["side"] = commit(fork, "an experiment that is not on the fixed branch", "side")
