@@ -126,8 +126,34 @@ def test_a_fresh_host_is_held_to_the_reference_another_host_made(report, tmp_pat
     assert after["figures"] == before["figures"]
 
 
+def test_each_release_is_held_to_the_weights_not_to_the_release_before(report, tmp_path):
+    """Two upgrades of +0.06 nats a token each: the first release is within 0.08 of the weights' reference and passes;
+    the second is +0.12 from it and fails, though it is only +0.06 from the release before. No release moves the
+    reference."""
+    _proc, tmp = report
+    from testlib import StandIn
+    before = stored(tmp)
+    for release, shift, passes in (("r2", "0.06", True), ("r3", "0.12", False)):
+        (tmp_path / release).mkdir()
+        engine = StandIn(tmp_path / release, env={"VLLM_STANDIN_NUMERICS": "shift:" + shift}).start().wait_ready()
+        try:
+            inventory = tmp_path / (release + ".yml")
+            inventory.write_text(json.dumps({"all": {"hosts": {"node-" + release: {
+                "probes_base_url": engine.url, "probes_evidence_dir": str(tmp_path / ("ev-" + release)),
+                "probes_reference_release": release, "probes_needle": False, "probes_textfile_dir": ""}}}}))
+            proc = play(tmp, inventory, report="report-" + release)
+        finally:
+            engine.stop()
+        ev = json.loads((tmp / ("report-" + release) / ("node-%s.json" % release)).read_text())
+        assert ev["passed"] is passes and proc.returncode == (0 if passes else 2), ev["failures"]
+        if not passes:
+            drift = [f for f in ev["failures"] if "numerics_drift" in f]
+            assert drift and "(+0.1200 nats" in drift[0] and "for the weights' reference" in drift[0], ev["failures"]
+        assert stored(tmp)["figures"] == before["figures"]
+
+
 def golden(tmp):
-    (path,) = (tmp / "references").glob("*.golden.json")
+    (path,) = (tmp / "references").glob("*-current.golden.json")  # the release of the fixture's hosts
     return json.loads(path.read_text())
 
 
