@@ -189,6 +189,8 @@ def test_the_golden_record_judges_a_fleet_of_its_release(report, tmp_path, fault
     line = [f for f in ev["faulty"]["failures"] if f.startswith("chat %s: not_own_answer" % probe)]
     assert line and "the release's recorded answer is «%s" % recorded[probe][:20] in line[0], ev["faulty"]["failures"]
     assert "(it differs from 2 of 3 hosts of this release, which answered «%s" % recorded[probe][:20] in line[0]
+    html = (tmp / ("report-" + fault) / "report.html").read_text()
+    assert "differs from 2 of 3 hosts of this release, which answered" in html and "by the golden record" in html
     after = golden(tmp)
     assert after["probes"] == before["probes"] and after["state"] == "confirmed"
     assert {"gold-a", "gold-b", "node-good"} <= set(after["hosts"]) and "faulty" not in after["hosts"]
