@@ -9,7 +9,10 @@
 - probe time on a good host: vllm_chat_probe (the card's prompts and the verifiable tasks in one batch, the relevance
   scores), vllm_reference_score, then vllm_needle at 100K tokens (5 depths and the control), wall seconds per run and
   each part's (the verdict code is part of it; the stand-in answers at once);
-- the reference scoring's own cost: passages, prompt tokens scored (one prefill each), seconds.
+- the reference scoring's own cost: passages, prompt tokens scored (one prefill each), seconds;
+- the chat probe set judged three ways, on a stand-in that takes time to decode and prefill as an engine does
+  (--decode-s per generated token, --prefill-s per prompt token): by the text checks with the relevance scores, the
+  same run scoring its answers for a golden record (a release's first proof), and judged by that record.
 Run from a venv with ansible-core and the stand-in installed (make test's venv: /var/tmp/glm53-ci/venv).
 """
 import argparse
@@ -59,6 +62,8 @@ def readiness_delay(tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--decode-s", type=float, default=0.01, help="emulated decode seconds per generated token")
+    ap.add_argument("--prefill-s", type=float, default=0.0001, help="emulated prefill seconds per prompt token")
     a = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-probes-"))
     delays = []
@@ -115,13 +120,39 @@ def main():
     print("probe time on a good host (chat probe with its verifiable batch and relevance scores + reference scoring + "
           "needle at 100K, 5 depths + control), %d runs: median %.2f s, min %.2f s, max %.2f s"
           % (a.runs, statistics.median(walls), min(walls), max(walls)))
-    print("  of it, medians: chat probe %.2f s (%d requests: %d answers in one batch, %d scoring), reference scoring "
-          "%.2f s, needle %.2f s" % (statistics.median(parts["chat"]), len(chat["probes"]) + 6, len(chat["probes"]), 6,
-                                     statistics.median(parts["reference"]), statistics.median(parts["needle"])))
+    print("  of it, medians: chat probe %.2f s (%d answers in one batch, then the relevance and record scoring), "
+          "reference scoring %.2f s, needle %.2f s" % (statistics.median(parts["chat"]), len(chat["probes"]),
+                                                       statistics.median(parts["reference"]),
+                                                       statistics.median(parts["needle"])))
     print("reference scoring: %d passages, one prefill each (%s prompt tokens scored), %.3f s in the module"
           % (len(ref["passages"]), ", ".join("%s %d" % (k, v["tokens"]) for k, v in sorted(ref["passages"].items())),
              ref["seconds"]))
+    chat_modes(base, a)
     print("cores: %d" % os.cpu_count())
+
+
+def chat_modes(base, a):
+    """The chat probe set's wall time judged by the text checks (with relevance), recording, and by the record."""
+    (base / "modes").mkdir()
+    s = StandIn(base / "modes", env={"VLLM_STANDIN_DECODE_S_PER_TOKEN": str(a.decode_s),
+                                     "VLLM_STANDIN_PREFILL_S_PER_TOKEN": str(a.prefill_s)}).start().wait_ready()
+    args = {"base_url": s.url, "served_model_name": "glm53-flash-awq", "probe_set": "bench/GLM"}
+    golden = {"release": "bench", "probes": run_module(vllm_chat_probe, dict(args, record=True))["answers"]}
+    modes = (("text checks and relevance scores", dict(args, record=False)), ("recording", dict(args, record=True)),
+             ("by the golden record", dict(args, golden=golden)))
+    times = dict((name, []) for name, _args in modes)
+    for _run in range(a.runs):
+        for name, margs in modes:
+            t0 = time.monotonic()
+            r = run_module(vllm_chat_probe, margs)
+            times[name].append(time.monotonic() - t0)
+            assert r["passed"], r.get("msg")
+    s.stop()
+    first = statistics.median(times[modes[0][0]])
+    print("chat probe set, %d runs, decode %.3f s/token, prefill %.5f s/token (medians): %s" % (
+        a.runs, a.decode_s, a.prefill_s, "; ".join("%s %.2f s (%.2fx)" % (name, statistics.median(t),
+                                                                          statistics.median(t) / first)
+                                                   for name, t in times.items())))
 
 
 def count_local(text):
