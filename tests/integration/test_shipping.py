@@ -4,13 +4,17 @@ installed tarball in the `sanity` stage of hack/test.sh.)"""
 from __future__ import annotations
 
 import glob
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tarfile
+import textwrap
 
 import pytest
+import yaml
 
 from testlib import REPO
 
@@ -140,6 +144,46 @@ def test_installed_tarball_is_reusable_by_fqcn_from_outside(tarball, tmp_path):
     shipped = sorted("glm53.serving." + os.path.basename(p)[:-3]
                      for p in glob.glob(os.path.join(REPO, "plugins/modules/*.py")))
     assert listed == shipped
+
+
+def _readme_block(heading, lang):
+    """The code block under a bullet of the README's Install section, as written."""
+    readme = open(os.path.join(REPO, "README.md")).read()
+    section = readme[readme.index("## Install"):]
+    start = section.index("```" + lang, section.index(heading)) + len("```" + lang)
+    return textwrap.dedent(section[start:section.index("```", start)].strip("\n"))
+
+
+def test_readme_tarball_install_runs_as_written(clone, tmp_path):
+    """The README's tarball steps, run as written from a clone named as the quick start names it, with a fresh home:
+    the tarball is built beside the clone and installed by its name and version into ~/.ansible/collections, and
+    ansible-doc, outside the clone, lists every module of the installed copy. Only the playbook line gets
+    --syntax-check (its hosts are an example)."""
+    dest, _ = clone
+    version = str(yaml.safe_load(open(os.path.join(REPO, "galaxy.yml")))["version"])
+    checkout = tmp_path / "glm53-serving"
+    shutil.copytree(dest, checkout, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    shutil.copy(os.path.join(REPO, "inventory.example"), checkout / "hosts")
+    home = tmp_path / "home"
+    home.mkdir()
+    block = _readme_block("**A tarball", "bash")
+    assert "glm53-serving-%s.tar.gz" % version in block and "cd .." in block
+    playbook = [line for line in block.splitlines() if line.startswith("ansible-playbook ")]
+    assert len(playbook) == 1
+    script = block.replace(playbook[0], playbook[0].split("#")[0].rstrip() + " --syntax-check")
+    out = run(["bash", "-euo", "pipefail", "-c", script], checkout, home).stdout
+    assert (tmp_path / ("glm53-serving-%s.tar.gz" % version)).is_file(), "the tarball is built beside the clone"
+    installed = home / ".ansible/collections/ansible_collections/glm53/serving"
+    with open(installed / "MANIFEST.json") as fh:
+        assert json.load(fh)["collection_info"]["version"] == version
+    assert not os.path.islink(installed), "the installed copy, not a link to the clone"
+    listed = sorted(line.split()[0] for line in out.splitlines() if line.startswith("glm53.serving."))
+    shipped = sorted("glm53.serving." + os.path.basename(p)[:-3]
+                     for p in glob.glob(os.path.join(REPO, "plugins/modules/*.py")))
+    assert listed == shipped
+    where = run(["ansible-galaxy", "collection", "list", "glm53.serving"], tmp_path, home).stdout
+    assert str(installed.parent.parent) in where and re.search(r"^glm53\.serving +%s *$" % re.escape(version), where,
+                                                               re.M), where
 
 
 def test_readme_shows_the_reuse_example():
