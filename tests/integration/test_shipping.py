@@ -194,17 +194,24 @@ def test_readme_shows_the_reuse_example():
     assert tasks in readme
 
 
-def test_execution_environment_context(tarball, tmp_path):
-    """ansible-builder makes the build context from execution-environment.yml; its galaxy stage, replayed here
-    (the mv, then the install from the generated requirements.yml), installs the collection from the tarball.
-    Building the image itself needs the base image's registry, which is not reachable here."""
-    dest, home, path = tarball
+def _ee_context(path, tmp_path, home):
+    """ansible-builder's build context for execution-environment.yml, with the tarball beside it."""
     work = tmp_path / "ee"
     work.mkdir()
     shutil.copy(os.path.join(REPO, "execution-environment.yml"), work)
     shutil.copy(path, work)
     run([os.path.join(BIN, "ansible-builder"), "create", "-f", "execution-environment.yml", "-c", "ctx",
          "--output-filename", "Containerfile"], work, home)
+    return work
+
+
+def test_execution_environment_context(tarball, tmp_path):
+    """ansible-builder makes the build context from execution-environment.yml; its galaxy stage, replayed here
+    (the mv, then the install of the generated requirements.yml's tarball entry), installs the collection from the
+    tarball, and the Galaxy entries (tests/unit/test_ee_collections.py) reach requirements.yml as written.
+    Building the image itself needs the base image's and Galaxy's registries, which are not reachable here."""
+    dest, home, path = tarball
+    work = _ee_context(path, tmp_path, home)
     containerfile = (work / "ctx/Containerfile").read_text()
     steps = [line for line in containerfile.splitlines() if line.startswith(("COPY", "RUN"))]
     i = steps.index("COPY _build/collection/ /build/")
@@ -216,8 +223,31 @@ def test_execution_environment_context(tarball, tmp_path):
     shutil.copytree(work / "ctx/_build", build)
     (tarball_copy,) = glob.glob(str(work / "ctx/_build/collection/glm53-serving-*.tar.gz"))
     shutil.copy(tarball_copy, build / "glm53-serving.tar.gz")
-    req = (build / "requirements.yml").read_text().replace("/build/", str(build) + "/")
-    (build / "requirements.yml").write_text(req)
+    req = yaml.safe_load((build / "requirements.yml").read_text().replace("/build/", str(build) + "/"))
+    with open(os.path.join(REPO, "execution-environment.yml")) as fh:
+        wanted = [c for c in yaml.safe_load(fh)["dependencies"]["galaxy"]["collections"] if "type" not in c]
+    assert [c for c in req["collections"] if c.get("type", "galaxy") == "galaxy"] == wanted
+    req["collections"] = [c for c in req["collections"] if c.get("type") == "file"]
+    (build / "requirements.yml").write_text(yaml.safe_dump(req))
     run(["ansible-galaxy", "collection", "install", "--offline", "-r", "requirements.yml", "-p",
          str(tmp_path / "usr-share")], build, home)
     assert (tmp_path / "usr-share/ansible_collections/glm53/serving/roles/serve/tasks/main.yml").is_file()
+
+
+def test_execution_environment_ranges_admit_the_tested_collections():
+    """Each Galaxy collection of the execution environment: the copy the tests run against (found on this run's
+    ANSIBLE_COLLECTIONS_PATH, as hack/test.sh sets it) is inside the range execution-environment.yml asks Galaxy
+    for, by ansible-galaxy's own reading of a range."""
+    from ansible.galaxy.dependency_resolution.versioning import meets_requirements  # pylint: disable=import-outside-toplevel
+    with open(os.path.join(REPO, "execution-environment.yml")) as fh:
+        wanted = [c for c in yaml.safe_load(fh)["dependencies"]["galaxy"]["collections"] if "type" not in c]
+    assert wanted, "no Galaxy collection in execution-environment.yml"
+    for entry in wanted:
+        listed = subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "list", entry["name"], "--format",
+                                 "json"], capture_output=True, text=True, check=False)
+        versions = [info["version"] for names in (json.loads(listed.stdout or "{}") or {}).values()
+                    for name, info in names.items() if name == entry["name"]]
+        if not versions:
+            pytest.skip("%s is not installed here (hack/test.sh unpacks it); its range is not checked" % entry["name"])
+        assert meets_requirements(versions[0], entry["version"]), \
+            "%s %s, which the tests run against, is outside %s" % (entry["name"], versions[0], entry["version"])

@@ -65,4 +65,3 @@ def test_every_file_names_the_same_version():
         if found:
             added.add(found.group(1))
     assert added and all(release_key(v) <= release_key(version) for v in added), sorted(added)
-
