@@ -7,7 +7,9 @@
 #   3. turns the changelog fragments into the release (antsibull-changelog release: changelogs/changelog.yaml and
 #      CHANGELOG.rst), then lints the result;
 #   4. commits "Release x.y.z" and makes the annotated tag x.y.z on that commit.
-# Pushing is left to you: git push origin HEAD x.y.z. Knob: RELEASE_DATE (YYYY-MM-DD, default today, UTC).
+# Between releases galaxy.yml carries the next version as a pre-release (x.y.z-dev); right after a release, set the
+# next one (docs/releasing.md). Pushing is left to you: git push origin HEAD x.y.z.
+# Knob: RELEASE_DATE (YYYY-MM-DD, default today, UTC).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,7 +36,8 @@ print(max(releases, key=lambda v: tuple(int(p) for p in v.split("."))) if releas
 EOF
 )
 current=$(sed -n 's/^version: *//p' galaxy.yml)
-[[ $current =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "galaxy.yml's version '$current' is not x.y.z"
+[[ $current =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] \
+  || die "galaxy.yml's version '$current' is neither x.y.z nor a pre-release x.y.z-dev"
 newer() {  # a b: is a above b (as versions)?
   [ -z "$2" ] && return 0
   [ "$1" != "$2" ] && [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | tail -1)" = "$1" ]

@@ -243,3 +243,54 @@ class StandIn:
                 self.proc.wait()
         if self.proc:
             self._logf.close()
+
+
+# ---------------------------------------------------------------- the collection's version
+# Semantic versioning's x.y.z with an optional pre-release (x.y.z-dev); no build metadata.
+_IDENT = r"(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
+SEMVER = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-(%s(?:\.%s)*))?$" % (_IDENT, _IDENT))
+
+
+def release_key(version):
+    """x.y.z (or x.y.z-pre) as a tuple of three ints, for comparing releases."""
+    found = SEMVER.match(version)
+    assert found, "%r is not a semantic version" % version
+    return tuple(int(p) for p in found.groups()[:3])
+
+
+def version_state(root):
+    """galaxy.yml's version, the changelog's releases, and the changelog fragments waiting to be released."""
+    import yaml  # pylint: disable=import-outside-toplevel
+    with open(os.path.join(root, "galaxy.yml")) as fh:
+        version = str(yaml.safe_load(fh)["version"])
+    with open(os.path.join(root, "changelogs", "changelog.yaml")) as fh:
+        releases = sorted((yaml.safe_load(fh) or {}).get("releases") or {}, key=release_key)
+    folder = os.path.join(root, "changelogs", "fragments")
+    waiting = sorted(f for f in os.listdir(folder) if f.endswith((".yml", ".yaml"))) if os.path.isdir(folder) else []
+    return version, releases, waiting
+
+
+def version_problems(version, releases, waiting):
+    """Why galaxy.yml's version does not mean what it says (an empty list when it does). A commit is a release,
+    x.y.z with its section in the changelog and no fragment waiting, or a pre-release of the next one, x.y.z-dev with
+    x.y.z above every release; the fragments wait only in a pre-release."""
+    found = SEMVER.match(version)
+    if not found:
+        return ["galaxy.yml's version %r is neither a release x.y.z nor a pre-release x.y.z-dev" % version]
+    last = releases[-1] if releases else None
+    if found.group(4) is None:
+        problems = []
+        if version not in releases:
+            problems.append("galaxy.yml says %s, which the changelog has no section for: release it (make release "
+                            "VERSION=%s) or make it a pre-release (%s-dev)" % (version, version, version))
+        elif version != last:
+            problems.append("galaxy.yml says %s, below the last release %s" % (version, last))
+        if waiting:
+            problems.append("galaxy.yml says the release %s, but %d changelog fragments are not in it (%s): after a "
+                            "release galaxy.yml carries the next pre-release, such as %d.%d.0-dev"
+                            % (version, len(waiting), ", ".join(waiting[:3]), release_key(version)[0],
+                               release_key(version)[1] + 1))
+        return problems
+    if last and release_key(version) <= release_key(last):
+        return ["galaxy.yml says %s, a pre-release of a version not above the last release %s" % (version, last)]
+    return []

@@ -1,6 +1,7 @@
 """`make release VERSION=x.y.z` (hack/release.sh) on a clone of this repository: bad versions and a dirty tree are
 refused with nothing changed; a release writes the version, turns the fragments into the changelog, commits and
-tags; and the git `requirements.yml` path of the README installs the collection from that tag."""
+tags; and the git `requirements.yml` path of the README installs the collection from that tag. The rule for
+the repository's own version is tests/unit/test_versions.py's."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,8 @@ import sys
 
 import pytest
 import yaml
+
+from testlib import version_problems, version_state
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENV = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
@@ -43,38 +46,6 @@ def clone(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("release") / "serving")
     git(REPO, "clone", "-q", REPO, path)
     return path
-
-
-def _version(text):
-    return tuple(int(p) for p in text.split("."))
-
-
-def test_the_repository_agrees_on_its_version():
-    """Between releases (changelog fragments waiting), galaxy.yml carries the next version, above the changelog's last
-    release, and so does the report; every plugin's version_added is at most it; the README's git install pins the
-    main branch until that version's tag is published, and says so. Right after a release, the release itself."""
-    last, _ = last_release(REPO)
-    version = galaxy_version(REPO)
-    waiting = [f for f in os.listdir(os.path.join(REPO, "changelogs", "fragments")) if f.endswith((".yml", ".yaml"))]
-    with open(os.path.join(REPO, "roles", "probes", "vars", "main.yml")) as fh:
-        assert yaml.safe_load(fh)["__probes_collection_version"] == version
-    with open(os.path.join(REPO, "README.md")) as fh:
-        readme = fh.read()
-    pins = re.findall(r"^      version: (\S+)(.*)$", readme, re.M)
-    if waiting:
-        assert _version(version) > _version(last), "galaxy.yml says %s: the next release is above %s" % (version, last)
-        assert pins == [("main", pins[0][1])] and ("until the %s tag is published" % version) in pins[0][1], pins
-    else:
-        assert version == last and [p for p, _ in pins] == [last]
-    assert "glm53-serving-%s.tar.gz" % version in readme
-    added = set()
-    for folder in ("modules", "filter"):
-        for name in os.listdir(os.path.join(REPO, "plugins", folder)):
-            if name.endswith(".py"):
-                found = re.search(r'^version_added: "?([0-9.]+)"?$', open(os.path.join(REPO, "plugins", folder, name)).read(), re.M)
-                if found:
-                    added.add(found.group(1))
-    assert added and all(_version(v) <= _version(version) for v in added), sorted(added)
 
 
 @pytest.mark.parametrize("version, said", [
@@ -112,6 +83,7 @@ def test_a_release_and_its_git_install(clone, tmp_path):
     assert last == "9.9.9" and releases["9.9.9"]["release_date"] == "2026-12-03"
     assert sorted(releases["9.9.9"].get("fragments", [])) == sorted(fragments)
     assert galaxy_version(clone) == "9.9.9"
+    assert version_problems(*version_state(clone)) == [], "a release commit is a release: no fragment left waiting"
     with open(os.path.join(clone, "README.md")) as fh:
         assert re.findall(r"^      version: (\S+)", fh.read(), re.M) == ["9.9.9"], "the README's git pin"
     with open(os.path.join(clone, "CHANGELOG.rst")) as fh:

@@ -4,13 +4,17 @@ installed tarball in the `sanity` stage of hack/test.sh.)"""
 from __future__ import annotations
 
 import glob
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tarfile
+import textwrap
 
 import pytest
+import yaml
 
 from testlib import REPO
 
@@ -142,6 +146,46 @@ def test_installed_tarball_is_reusable_by_fqcn_from_outside(tarball, tmp_path):
     assert listed == shipped
 
 
+def _readme_block(heading, lang):
+    """The code block under a bullet of the README's Install section, as written."""
+    readme = open(os.path.join(REPO, "README.md")).read()
+    section = readme[readme.index("## Install"):]
+    start = section.index("```" + lang, section.index(heading)) + len("```" + lang)
+    return textwrap.dedent(section[start:section.index("```", start)].strip("\n"))
+
+
+def test_readme_tarball_install_runs_as_written(clone, tmp_path):
+    """The README's tarball steps, run as written from a clone named as the quick start names it, with a fresh home:
+    the tarball is built beside the clone and installed by its name and version into ~/.ansible/collections, and
+    ansible-doc, outside the clone, lists every module of the installed copy. Only the playbook line gets
+    --syntax-check (its hosts are an example)."""
+    dest, _ = clone
+    version = str(yaml.safe_load(open(os.path.join(REPO, "galaxy.yml")))["version"])
+    checkout = tmp_path / "glm53-serving"
+    shutil.copytree(dest, checkout, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    shutil.copy(os.path.join(REPO, "inventory.example"), checkout / "hosts")
+    home = tmp_path / "home"
+    home.mkdir()
+    block = _readme_block("**A tarball", "bash")
+    assert "glm53-serving-%s.tar.gz" % version in block and "cd .." in block
+    playbook = [line for line in block.splitlines() if line.startswith("ansible-playbook ")]
+    assert len(playbook) == 1
+    script = block.replace(playbook[0], playbook[0].split("#")[0].rstrip() + " --syntax-check")
+    out = run(["bash", "-euo", "pipefail", "-c", script], checkout, home).stdout
+    assert (tmp_path / ("glm53-serving-%s.tar.gz" % version)).is_file(), "the tarball is built beside the clone"
+    installed = home / ".ansible/collections/ansible_collections/glm53/serving"
+    with open(installed / "MANIFEST.json") as fh:
+        assert json.load(fh)["collection_info"]["version"] == version
+    assert not os.path.islink(installed), "the installed copy, not a link to the clone"
+    listed = sorted(line.split()[0] for line in out.splitlines() if line.startswith("glm53.serving."))
+    shipped = sorted("glm53.serving." + os.path.basename(p)[:-3]
+                     for p in glob.glob(os.path.join(REPO, "plugins/modules/*.py")))
+    assert listed == shipped
+    where = run(["ansible-galaxy", "collection", "list", "glm53.serving"], tmp_path, home).stdout
+    assert str(installed.parent.parent) in where and re.search(r"^glm53\.serving +%s *$" % re.escape(version), where,
+                                                               re.M), where
+
+
 def test_readme_shows_the_reuse_example():
     """docs/contents.md's "Using this collection" example is this file, so what it shows is what the test ran."""
     readme = open(os.path.join(REPO, "docs", "contents.md")).read()
@@ -150,17 +194,24 @@ def test_readme_shows_the_reuse_example():
     assert tasks in readme
 
 
-def test_execution_environment_context(tarball, tmp_path):
-    """ansible-builder makes the build context from execution-environment.yml; its galaxy stage, replayed here
-    (the mv, then the install from the generated requirements.yml), installs the collection from the tarball.
-    Building the image itself needs the base image's registry, which is not reachable here."""
-    dest, home, path = tarball
+def _ee_context(path, tmp_path, home):
+    """ansible-builder's build context for execution-environment.yml, with the tarball beside it."""
     work = tmp_path / "ee"
     work.mkdir()
     shutil.copy(os.path.join(REPO, "execution-environment.yml"), work)
     shutil.copy(path, work)
     run([os.path.join(BIN, "ansible-builder"), "create", "-f", "execution-environment.yml", "-c", "ctx",
          "--output-filename", "Containerfile"], work, home)
+    return work
+
+
+def test_execution_environment_context(tarball, tmp_path):
+    """ansible-builder makes the build context from execution-environment.yml; its galaxy stage, replayed here
+    (the mv, then the install of the generated requirements.yml's tarball entry), installs the collection from the
+    tarball, and the Galaxy entries (tests/unit/test_ee_collections.py) reach requirements.yml as written.
+    Building the image itself needs the base image's and Galaxy's registries, which are not reachable here."""
+    dest, home, path = tarball
+    work = _ee_context(path, tmp_path, home)
     containerfile = (work / "ctx/Containerfile").read_text()
     steps = [line for line in containerfile.splitlines() if line.startswith(("COPY", "RUN"))]
     i = steps.index("COPY _build/collection/ /build/")
@@ -172,8 +223,31 @@ def test_execution_environment_context(tarball, tmp_path):
     shutil.copytree(work / "ctx/_build", build)
     (tarball_copy,) = glob.glob(str(work / "ctx/_build/collection/glm53-serving-*.tar.gz"))
     shutil.copy(tarball_copy, build / "glm53-serving.tar.gz")
-    req = (build / "requirements.yml").read_text().replace("/build/", str(build) + "/")
-    (build / "requirements.yml").write_text(req)
+    req = yaml.safe_load((build / "requirements.yml").read_text().replace("/build/", str(build) + "/"))
+    with open(os.path.join(REPO, "execution-environment.yml")) as fh:
+        wanted = [c for c in yaml.safe_load(fh)["dependencies"]["galaxy"]["collections"] if "type" not in c]
+    assert [c for c in req["collections"] if c.get("type", "galaxy") == "galaxy"] == wanted
+    req["collections"] = [c for c in req["collections"] if c.get("type") == "file"]
+    (build / "requirements.yml").write_text(yaml.safe_dump(req))
     run(["ansible-galaxy", "collection", "install", "--offline", "-r", "requirements.yml", "-p",
          str(tmp_path / "usr-share")], build, home)
     assert (tmp_path / "usr-share/ansible_collections/glm53/serving/roles/serve/tasks/main.yml").is_file()
+
+
+def test_execution_environment_ranges_admit_the_tested_collections():
+    """Each Galaxy collection of the execution environment: the copy the tests run against (found on this run's
+    ANSIBLE_COLLECTIONS_PATH, as hack/test.sh sets it) is inside the range execution-environment.yml asks Galaxy
+    for, by ansible-galaxy's own reading of a range."""
+    from ansible.galaxy.dependency_resolution.versioning import meets_requirements  # pylint: disable=import-outside-toplevel
+    with open(os.path.join(REPO, "execution-environment.yml")) as fh:
+        wanted = [c for c in yaml.safe_load(fh)["dependencies"]["galaxy"]["collections"] if "type" not in c]
+    assert wanted, "no Galaxy collection in execution-environment.yml"
+    for entry in wanted:
+        listed = subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "list", entry["name"], "--format",
+                                 "json"], capture_output=True, text=True, check=False)
+        versions = [info["version"] for names in (json.loads(listed.stdout or "{}") or {}).values()
+                    for name, info in names.items() if name == entry["name"]]
+        if not versions:
+            pytest.skip("%s is not installed here (hack/test.sh unpacks it); its range is not checked" % entry["name"])
+        assert meets_requirements(versions[0], entry["version"]), \
+            "%s %s, which the tests run against, is outside %s" % (entry["name"], versions[0], entry["version"])
