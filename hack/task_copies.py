@@ -9,8 +9,8 @@ Two comparisons, each printed with its count; the exit status is 1 when either f
   names and comments are dropped. A run of at least --min-tasks consecutive tasks with the same shapes in two
   different roles is a copy. tasks/main.yml files are left out here: they only dispatch (an include of the role's
   own files), the same shape in every role on purpose; the line comparison reads them.
-- Lines, as text (every role's tasks/main.yml, playbooks/*.yml, site.yml, molecule/*/*.yml and the scenarios'
-  stories/ and tasks/ files, .config/molecule/config.yml): blank lines and `---` are left out, each line is
+- Lines, as text (every role's tasks/main.yml, playbooks/*.yml and playbooks/tasks/*.yml, site.yml,
+  molecule/*/*.yml and the scenarios' stories/ and tasks/ files, .config/molecule/config.yml): blank lines and `---` are left out, each line is
   stripped, and in a role's file the role's own prefix is replaced by a placeholder (serve_port, __serve_checks);
   comments count (a copied comment is copied text). The role's name as a word (tags: [serve]) is kept: it is how
   a role's dispatch tells its own tasks apart, and every role's tasks/main.yml dispatches alike by the house style.
@@ -32,8 +32,8 @@ import yaml
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAME_KEYS = {"name", "register", "tags", "when", "loop_control", "notify", "listen", "changed_when", "failed_when"}
 # The files the line comparison reads, relative to the checkout.
-LINE_FILES = ("roles/*/tasks/main.yml", "playbooks/*.yml", "site.yml", "molecule/*/*.yml", "molecule/*/stories/*.yml",
-              "molecule/*/tasks/*.yml", ".config/molecule/config.yml")
+LINE_FILES = ("roles/*/tasks/main.yml", "playbooks/*.yml", "playbooks/tasks/*.yml", "site.yml", "molecule/*/*.yml",
+              "molecule/*/stories/*.yml", "molecule/*/tasks/*.yml", ".config/molecule/config.yml")
 
 
 def shape(value, role):
