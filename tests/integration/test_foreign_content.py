@@ -146,5 +146,5 @@ def test_foreign_content_is_never_taken_over_or_removed(tmp_path):
     for name in ("serve_script_path", "serve_env_file"):
         assert "%s=%s exists and glm53.serving did not make it" % (name, host[name]) in alone.stdout, \
             alone.stdout[-3000:]
-    assert "TASK [glm53.serving.serve : Claim this role's paths on the host]" in alone.stdout
+    assert "TASK [glm53.serving._common : Claim this role's paths on the host]" in alone.stdout
     assert tree(str(tmp_path / "theirs")) == before
