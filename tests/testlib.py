@@ -105,6 +105,42 @@ def free_port() -> int:
             return port
 
 
+# ---------------------------------------------------------------- Prometheus and Alertmanager (Debian's packages)
+def wait_for_http(url, proc, log, seconds=30):
+    """Poll url until it answers 200, while proc runs; fail with the end of its log."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=5):
+                return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("%s did not answer (exit %s): %s" % (url, proc.poll(), open(log).read()[-2000:]))
+            time.sleep(0.2)
+
+
+def start_alertmanager(tmp, config=None, port=None, binary="prometheus-alertmanager"):
+    """A real Alertmanager on a loopback port (`port`, or a free one), alone (no cluster), its data and log in tmp:
+    with `config` (a path) or a route to a receiver with no integration. Returns (process, url); terminate the
+    process after."""
+    if config is None:
+        config = os.path.join(str(tmp), "alertmanager.yml")
+        with open(config, "w") as f:
+            f.write("route: {receiver: none}\nreceivers: [{name: none}]\n")
+    port, log = port or free_port(), os.path.join(str(tmp), "alertmanager.log")
+    proc = subprocess.Popen([shutil.which(binary) or binary, "--config.file=%s" % config,
+                             "--storage.path=%s" % os.path.join(str(tmp), "alertmanager-data"),
+                             "--web.listen-address=127.0.0.1:%d" % port, "--cluster.listen-address="],
+                            stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    url = "http://127.0.0.1:%d" % port
+    try:
+        wait_for_http(url + "/api/v2/status", proc, log)
+    except AssertionError:
+        proc.terminate()
+        raise
+    return proc, url
+
+
 # ---------------------------------------------------------------- the serve role, rendered locally
 SERVE_PLAYBOOK = os.path.join(REPO, "tests", "integration", "serve", "playbook.yml")
 

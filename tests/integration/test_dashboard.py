@@ -25,7 +25,7 @@ import urllib.request
 
 import pytest
 
-from testlib import COLLECTIONS_ROOT, REPO, StandIn, free_port
+from testlib import COLLECTIONS_ROOT, REPO, StandIn, free_port, start_alertmanager
 
 PROMETHEUS = shutil.which("prometheus")
 ALERTMANAGER = shutil.which("prometheus-alertmanager")
@@ -72,12 +72,9 @@ def prometheus(tmp_path_factory, request):
     procs = []
     request.addfinalizer(lambda: [p.terminate() for p in procs])
     # a real Alertmanager, which the role's prometheus.yml sends the alerts to (monitoring_alertmanagers)
-    am_port = free_port()
-    (tmp / "alertmanager.yml").write_text("route: {receiver: none}\nreceivers: [{name: none}]\n")
-    procs.append(subprocess.Popen([ALERTMANAGER, "--config.file=%s" % (tmp / "alertmanager.yml"),
-                                   "--storage.path=%s" % (tmp / "am"), "--web.listen-address=127.0.0.1:%d" % am_port,
-                                   "--cluster.listen-address="],
-                                  stdout=open(tmp / "alertmanager.log", "w"), stderr=subprocess.STDOUT))
+    am, am_url = start_alertmanager(tmp)
+    procs.append(am)
+    am_port = int(am_url.rsplit(":", 1)[1])
     # the role's rules and configuration, rendered and checked by promtool as a real run does
     inv = tmp / "hosts"
     inv.write_text("[glm53_serving]\n%s\n[monitoring]\nlocalhost ansible_connection=local\n" % "\n".join(HOSTS))

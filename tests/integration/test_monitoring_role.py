@@ -300,6 +300,8 @@ def test_every_alert_links_to_its_runbook_section(rendered):
     ({"monitoring_targets_group": "nobody"}, r'monitoring_targets_group=\"nobody\" is not an inventory group'),
     ({"monitoring_queue_for": "ten minutes"}, r'monitoring_queue_for=\"ten minutes\" must be a Prometheus duration'),
     ({"monitoring_promtool": "/nonexistent/promtool"}, "monitoring_require_promtool is set and /nonexistent/promtool"),
+    ({"monitoring_alertmanager_route": {"receiver": "pager"}},
+     r'monitoring_alertmanager_route.receiver=\"pager\" must name one of monitoring_alertmanager_receivers'),
 ])
 def test_bad_settings_are_refused_before_any_write(tmp_path, overrides, variable):
     proc = run_role(tmp_path, **overrides)

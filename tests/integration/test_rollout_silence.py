@@ -8,15 +8,13 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import urllib.request
 
 import pytest
 
-from testlib import COLLECTIONS_ROOT, REPO, free_port
+from testlib import COLLECTIONS_ROOT, REPO, start_alertmanager
 
-ALERTMANAGER = shutil.which("prometheus-alertmanager")
-if ALERTMANAGER is None:  # pragma: no cover - hack/lib.sh installs it
+if shutil.which("prometheus-alertmanager") is None:  # pragma: no cover - hack/lib.sh installs it
     raise RuntimeError("prometheus-alertmanager is needed (make test installs Debian's package)")
 PLAYBOOK = os.path.join(REPO, "tests", "integration", "rollout", "silence.yml")
 
@@ -29,22 +27,8 @@ def get(url):
 @pytest.fixture(scope="module")
 def turns(tmp_path_factory, request):
     tmp = tmp_path_factory.mktemp("silence")
-    (tmp / "alertmanager.yml").write_text("route: {receiver: none}\nreceivers: [{name: none}]\n")
-    port = free_port()
-    am = subprocess.Popen([ALERTMANAGER, "--config.file=%s" % (tmp / "alertmanager.yml"),
-                           "--storage.path=%s" % (tmp / "data"), "--web.listen-address=127.0.0.1:%d" % port,
-                           "--cluster.listen-address="], stdout=open(tmp / "am.log", "w"), stderr=subprocess.STDOUT)
+    am, url = start_alertmanager(tmp)
     request.addfinalizer(am.terminate)
-    url = "http://127.0.0.1:%d" % port
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            get(url + "/api/v2/status")
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                pytest.fail("Alertmanager did not start: %s" % (tmp / "am.log").read_text()[-2000:])
-            time.sleep(0.3)
     (tmp / "out").mkdir()
     (tmp / "hosts").write_text("[fleet]\ngpu-a\ngpu-b\ngpu-c\n")
     extra = {"ansible_python_interpreter": sys.executable, "rollout_alertmanager_url": url, "fail_turn": ["gpu-b"],
