@@ -375,8 +375,9 @@ def _score_error(exc):
 
 def against_golden(client, p, judged, golden):
     """Hold each answer to the release's recorded one: the recorded answer scored on this host (its drift), and a
-    differing answer scored beside it (how much less likely it is). All requests at once."""
-    rows = [(v, content, golden[v["name"]]) for v, content in judged if v["name"] in golden and "findings" in v
+    differing answer's first token below the likeliest one by more than the margin (departure). All requests at
+    once; a probe that got no answer has nothing to hold."""
+    rows = [(v, content, golden[v["name"]]) for v, content in judged if v["name"] in golden
             and not any(f["signal"] in ("http_error", "no_answer") for f in v["findings"])]
     calls = []
     for v, content, g in rows:
