@@ -58,3 +58,28 @@ def test_every_playbook_and_role_of_the_collection_is_named():
     assert not unnamed, "docs/architecture.md does not name these playbooks: %s" % unnamed
     unnamed = sorted(r for r in ROLES if not re.search(r"(?<![\w.])%s(?![\w])" % re.escape(r), TEXT))
     assert not unnamed, "docs/architecture.md does not name these roles: %s" % unnamed
+
+
+def test_the_playbook_table_is_the_trees():
+    """The table of what each playbook runs and the facts its roles publish is written from the tree
+    (hack/gen_architecture.py): a playbook, a role call or a published fact that changes without it fails here."""
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "hack", "gen_architecture.py"), "--check"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "| playbooks/site.yml |" in TEXT and "`probes_result`" in TEXT and "`venv:switch`" in TEXT
+
+
+def test_every_fact_a_role_publishes_is_in_its_readme():
+    """A public name a role sets is part of its interface: its README says what it holds."""
+    import sys
+    sys.path.insert(0, os.path.join(REPO, "hack"))
+    import gen_architecture
+    for role in sorted(ROLES):
+        if role.startswith("_"):
+            continue
+        with open(os.path.join(REPO, "roles", role, "README.md"), encoding="utf-8") as fh:
+            readme = fh.read()
+        missing = [fact for fact in gen_architecture.published(role) if "`%s`" % fact not in readme]
+        assert not missing, "roles/%s/README.md does not describe %s" % (role, missing)
