@@ -11,7 +11,8 @@ short_description: One host's heal state from its probes' verdict, its heal reco
 version_added: "0.3.0"
 description:
   - Takes the probes role's C(probes_result) (its verdict from P(glm53.serving.probe_verdict#filter)) and returns the
-    state C(heal.yml) acts on, with the reason it reports.
+    state the survey of P(glm53.serving.heal_step#filter) gives, with its reason, the mark decided by the caller.
+    C(heal.yml) uses P(glm53.serving.heal_step#filter), which holds its whole decision.
   - "C(healthy) when the probes passed; else C(marked) when an earlier heal left the host drained on the release it
     still serves (not cleared); else C(gave_up) when the service manager gave up on the engine (systemd's unit
     C(failed), or a tmux pane titled C(glm53: gave up)), a crash loop that is reported and never restarted blindly;
@@ -66,32 +67,21 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
-
-
-def gave_up(service_mode, lines):
-    """Whether the service manager gave up on the engine (a crash loop)."""
-    lines = [str(x) for x in lines or []]
-    if service_mode == "systemd":
-        return bool(lines) and lines[0].strip() == "failed"
-    if service_mode == "tmux":
-        return any(x.startswith("glm53: gave up") for x in lines)
-    return False
+from ansible_collections.glm53.serving.plugins.filter.heal_step import heal_step
 
 
 def heal_verdict(probes_result, marked=False, record=None, service_mode="systemd", manager_lines=None):
+    """The survey of glm53.serving.heal_step, with the mark decided by the caller."""
     if not isinstance(probes_result, dict) or "passed" not in probes_result:
         raise AnsibleFilterError("heal_verdict needs the probes role's probes_result (a mapping with passed)")
-    record = record or {}
-    lines = [str(x) for x in manager_lines or []]
-    if boolean(probes_result["passed"], strict=False):
-        return {"state": "healthy", "reason": ""}
-    if boolean(marked, strict=False):
-        return {"state": "marked", "reason": "left drained by heal.yml since %s: %s" % (
-            record.get("since", "?"), record.get("reason", "?"))}
-    if gave_up(service_mode, lines):
-        return {"state": "gave_up", "reason": "the service manager gave up on the engine (a crash loop; see its log): "
-                + " ".join(lines)}
-    return {"state": "failing", "reason": " | ".join(str(f) for f in probes_result.get("failures") or [])}
+    record = dict(record or {})
+    if boolean(marked, strict=False):  # heal_step decides the mark from the record: say it holds
+        record.update(state="drained", release="(the release that serves)")
+    else:
+        record["state"] = None
+    out = heal_step({}, "survey", probes_result=probes_result, record=record, release="(the release that serves)",
+                    service_mode=service_mode, manager_lines=manager_lines)
+    return {"state": out["state"], "reason": out["reason"]}
 
 
 class FilterModule(object):
