@@ -36,6 +36,7 @@ ALLOWED_COMMAND_LINES = {
     ("roles/monitoring/tasks/configure.yml", "{{ monitoring_reload_command }}"),
     ("roles/monitoring/tasks/uninstall.yml", "{{ monitoring_reload_command }}"),
     ("playbooks/examples/lb_upstream.yml", "{{ lb_reload_command | default('nginx -s reload') }}"),
+    ("playbooks/examples/lb_upstream.yml", "{{ __lb_check_command }}"),
     # service_name is a unit name (its rule refuses anything else); to move to argv by the heal role's owner
     ("roles/heal/tasks/survey.yml", "systemctl show -p ActiveState -p Result --value {{ service_name }}.service"),
     ("roles/heal/tasks/survey.yml", "tmux list-panes -s -t ={{ service_name }} -F '#{pane_title}'"),
