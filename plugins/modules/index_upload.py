@@ -177,9 +177,9 @@ def multipart(fields, filename, content):
     filename is None.
 
     Not ansible.module_utils.urls.prepare_multipart: on ansible-core 2.18 it always base64-encodes a file part
-    (Content-Transfer-Encoding, which RFC 7578 deprecates and pypiserver does not decode, so the index would keep
-    the base64 text as the wheel); only 2.19 and later can send it as raw bytes. Not twine: the module runs on the
-    host with the standard library alone."""
+    (a Content-Transfer-Encoding, which RFC 7578 deprecates and an index need not decode, keeping the base64 text
+    as the wheel); only 2.19 and later can send it as raw bytes. Not twine: the module runs on the host with the
+    standard library alone."""
     boundary = uuid.uuid4().hex
     out = []
     for key, value in fields:
