@@ -40,6 +40,21 @@ def pytest_unconfigure(config):
         shutil.rmtree(made, ignore_errors=True)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def controller_output(tmp_path_factory):
+    """Each test module's playbooks keep their controller output (glm53_output_dir: the golden records, the numerics
+    references, the wheelhouse, the report) in a folder of its own. The default is $PWD/glm53-output, here the clone:
+    shared by every test and every run, where one test's recorded release would judge the next test's engines."""
+    folder = tmp_path_factory.mktemp("controller")
+    before = os.environ.get("PWD")
+    os.environ["PWD"] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop("PWD", None)
+    else:
+        os.environ["PWD"] = before
+
+
 class ModuleResult(dict):
     @property
     def failed(self) -> bool:

@@ -152,8 +152,8 @@ def _survey(_heal, f):
         return dict(out, state="marked", reason="left drained by heal.yml since %s: %s" % (
             record.get("since", "?"), record.get("reason", "?")))
     if _gave_up(f.get("service_mode", "systemd"), lines):
-        return dict(out, state="gave_up", reason="the service manager gave up on the engine (a crash loop; see its "
-                                                  "log): " + " ".join(lines))
+        why = "the service manager gave up on the engine (a crash loop; see its log): "
+        return dict(out, state="gave_up", reason=why + " ".join(lines))
     return dict(out, state="failing", reason=" | ".join(str(x) for x in result.get("failures") or []))
 
 

@@ -186,9 +186,15 @@ def test_the_golden_record_judges_a_fleet_of_its_release(report, tmp_path, fault
         assert ev[name]["passed"], ev[name]["failures"]
         assert all(p["layer"] == "golden" and not p["golden"]["differs"] for p in ev[name]["chat"]["probes"])
     recorded = dict((e["name"], e["content"]) for e in before["probes"])
-    line = [f for f in ev["faulty"]["failures"] if f.startswith("chat %s: not_own_answer" % probe)]
-    assert line and "the release's recorded answer is «%s" % recorded[probe][:20] in line[0], ev["faulty"]["failures"]
-    assert "(it differs from 2 of 3 hosts of this release, which answered «%s" % recorded[probe][:20] in line[0]
+    # The probes go out at once, so which request is another's depends on their arrival: under crosstalk the first to
+    # arrive keeps its own answer and every other one is handed the one before it (a lost token is on every probe).
+    lines = dict((name, [f for f in ev["faulty"]["failures"] if f.startswith("chat %s: not_own_answer" % name)])
+                 for name in recorded)
+    caught = [name for name, found in lines.items() if found]
+    assert (probe in caught) if fault == "lost_first" else len(caught) >= len(recorded) - 1, ev["faulty"]["failures"]
+    for name in caught:
+        assert "the release's recorded answer is «%s" % recorded[name][:20] in lines[name][0], lines[name]
+        assert "(it differs from 2 of 3 hosts of this release, which answered «%s" % recorded[name][:20] in lines[name][0]
     html = (tmp / ("report-" + fault) / "report.html").read_text()
     assert "differs from 2 of 3 hosts of this release, which answered" in html and "by the golden record" in html
     after = golden(tmp)
