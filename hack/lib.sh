@@ -47,6 +47,11 @@ IMAGE_PACKAGES=python3,python3-venv,systemd,systemd-sysv,dbus,sudo,tmux,procps,p
 IMAGE_TAG=$(printf '%s' "$IMAGE_PACKAGES" | sha1sum | cut -c1-10)
 export GLM53_IMAGE_BOOKWORM="local/glm53-bookworm-systemd:$IMAGE_TAG"
 export GLM53_IMAGE_JAMMY="local/glm53-jammy-systemd:$IMAGE_TAG"
+# The quick-start test's image (tests/quickstart): Debian 12 as a fresh server has it, without what the README's steps
+# install (git, python3-venv, pip's packages) and with no apt lists, as mmdebstrap leaves them.
+QUICKSTART_PACKAGES=systemd,systemd-sysv,sudo
+GLM53_IMAGE_QUICKSTART="local/glm53-quickstart-bookworm:$(printf '%s' "$QUICKSTART_PACKAGES" | sha1sum | cut -c1-10)"
+export GLM53_IMAGE_QUICKSTART
 
 step() { printf '\n==== [+%4ss] %s\n' "$(( $(date +%s) - T0 ))" "$*"; }
 
@@ -282,22 +287,23 @@ MASK=(getty.target console-getty.service systemd-sysctl.service systemd-udevd.se
   sys-kernel-tracing.mount dev-hugepages.mount systemd-firstboot.service
   systemd-modules-load.service systemd-timesyncd.service)
 
-build_image() {  # tag suite mirror-line [mmdebstrap options...]
-  local tag=$1 suite=$2 mirror=$3; shift 3
+build_image() {  # tag suite mirror-line [mmdebstrap options...]  (the packages: BUILD_PACKAGES, or IMAGE_PACKAGES)
+  local tag=$1 suite=$2 mirror=$3 tar; shift 3
+  tar=$WORK/$(printf '%s' "$tag" | tr '/:' '__').tar
   if docker image inspect "$tag" >/dev/null 2>&1; then echo "$tag exists"; return 0; fi
   step "image $tag (mmdebstrap $suite + docker import)"
   # The hooks run in mmdebstrap's shell, where $1 is the new root: single quotes are meant.
   # shellcheck disable=SC2016
   mmdebstrap --quiet --variant=minbase "$@" \
-    --include="$IMAGE_PACKAGES" \
+    --include="${BUILD_PACKAGES:-$IMAGE_PACKAGES}" \
     --customize-hook="chroot \"\$1\" systemctl mask ${MASK[*]} >/dev/null 2>&1 || true" \
     --customize-hook='chroot "$1" systemctl set-default multi-user.target >/dev/null 2>&1' \
     --customize-hook=': > "$1/etc/machine-id"' \
     --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
-    "$suite" "$WORK/$suite.tar" "$mirror"
+    "$suite" "$tar" "$mirror"
   docker import -c 'ENV container=docker' -c 'ENV LANG=C.UTF-8' -c 'CMD ["/lib/systemd/systemd"]' \
-    "$WORK/$suite.tar" "$tag" >/dev/null
-  rm -f "$WORK/$suite.tar"
+    "$tar" "$tag" >/dev/null
+  rm -f "$tar"
   echo "built $tag"
 }
 
@@ -339,13 +345,19 @@ PY
   echo "${uri:-http://deb.debian.org/debian}"
 }
 
-ensure_images() {
+build_bookworm_image() {  # tag: a Debian 12 image from the archive this machine's apt uses, its proxy passed on
   local mirror proxy opts=()
   mirror=$(debian_mirror bookworm)
   proxy=$(apt-config dump 2>/dev/null | sed -n 's/^Acquire::http::Proxy "\(.*\)";$/\1/p' | head -1)
   [ -n "$proxy" ] && opts+=("--aptopt=Acquire::http::Proxy \"$proxy\";")
   echo "Debian mirror for the test images: $mirror (GLM53_DEBIAN_MIRROR overrides)${proxy:+; apt proxy $proxy passed on}"
-  build_image "$GLM53_IMAGE_BOOKWORM" bookworm "deb $mirror bookworm main" "${opts[@]}"
+  build_image "$1" bookworm "deb $mirror bookworm main" "${opts[@]}"
+}
+
+ensure_images() {
+  local mirror
+  mirror=$(debian_mirror bookworm)  # the jammy image's keyring comes from it too
+  build_bookworm_image "$GLM53_IMAGE_BOOKWORM"
   if [ "${WITH_JAMMY:-0}" != 1 ]; then
     echo "SKIP ubuntu 22.04 image: optional (the Ubuntu archive is not a promised registry); WITH_JAMMY=1 builds it"
   else
@@ -365,6 +377,10 @@ ensure_images() {
       "deb http://archive.ubuntu.com/ubuntu jammy main universe" \
       --keyring="$K/root/usr/share/keyrings/ubuntu-archive-keyring.gpg"
   fi
+}
+
+ensure_quickstart_image() {
+  BUILD_PACKAGES=$QUICKSTART_PACKAGES build_bookworm_image "$GLM53_IMAGE_QUICKSTART"
 }
 
 # Molecule scenarios live in the top-level molecule/ folder, not extensions/molecule/.
