@@ -29,6 +29,24 @@ sys.path.insert(0, COLLECTIONS_ROOT)
 sys.path.insert(0, HELPERS)
 
 
+def clone_working_tree(dest):
+    """git clone of this repository at dest, with the working tree's uncommitted changes laid over it (new files that
+    git does not ignore, changes, deletions): what a user would clone once this tree is pushed."""
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", REPO, str(dest)], check=True)
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                           check=True, capture_output=True).stdout.split(b"\0")
+    for name in filter(None, (f.decode() for f in files)):
+        src = os.path.join(REPO, name)
+        if os.path.islink(src) or not os.path.exists(src):
+            continue
+        os.makedirs(os.path.dirname(os.path.join(dest, name)), exist_ok=True)
+        shutil.copy2(src, os.path.join(dest, name))
+    committed = subprocess.run(["git", "ls-files", "-z"], cwd=dest, check=True, capture_output=True).stdout
+    for name in filter(None, (f.decode() for f in committed.split(b"\0"))):
+        if not os.path.lexists(os.path.join(REPO, name)):  # deleted in the working tree, not yet committed
+            os.unlink(os.path.join(dest, name))
+
+
 # ---------------------------------------------------------------- the vLLM stand-in as a process
 VLLM = [sys.executable, "-m", "vllm.entrypoints.cli.main"]
 REFERENCE_FLAGS = [

@@ -16,7 +16,7 @@ import textwrap
 import pytest
 import yaml
 
-from testlib import REPO
+from testlib import REPO, clone_working_tree
 
 
 BIN = os.path.dirname(sys.executable)
@@ -45,19 +45,7 @@ def clone(tmp_path_factory):
     """git clone of this repository, with the working tree's uncommitted changes laid over it."""
     root = tmp_path_factory.mktemp("clone")
     dest = root / "serving-checkout"
-    subprocess.run(["git", "clone", "-q", "--no-hardlinks", REPO, str(dest)], check=True)
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                           check=True, capture_output=True).stdout.split(b"\0")
-    for name in filter(None, (f.decode() for f in files)):
-        src = os.path.join(REPO, name)
-        if os.path.islink(src) or not os.path.exists(src):
-            continue
-        os.makedirs(os.path.dirname(dest / name), exist_ok=True)
-        shutil.copy2(src, dest / name)
-    committed = subprocess.run(["git", "ls-files", "-z"], cwd=dest, check=True, capture_output=True).stdout
-    for name in filter(None, (f.decode() for f in committed.split(b"\0"))):
-        if not os.path.lexists(os.path.join(REPO, name)):  # deleted in the working tree, not yet committed
-            os.unlink(dest / name)
+    clone_working_tree(dest)
     home = root / "home"
     home.mkdir()
     return dest, home
