@@ -27,7 +27,8 @@ PLAYBOOKS = ["site.yml"] + sorted(os.path.relpath(p, REPO) for p in glob.glob(os
 LEFTOVERS = ["build/demo/report/report.html", "glm53-output/report/report.html", "glm53-output/wheelhouse/x.whl",
              ".ansible/tmp/x", ".pytest_cache/v/x", "plugins/modules/__pycache__/x.cpython-312.pyc",
              "tests/standin/build/lib/x.py", "tests/standin/vllm_standin.egg-info/PKG-INFO", "tests/output/x.xml",
-             "changelogs/.plugin-cache.yaml", "glm53-serving-0.0.9.tar.gz"]
+             "changelogs/.plugin-cache.yaml", "glm53-serving-0.0.9.tar.gz", "hosts", "group_vars/glm53_serving/vault.yml",
+             "host_vars/gpu-01.yml"]
 
 
 def run(cmd, cwd, home, env=None, check=True):
