@@ -2,15 +2,15 @@
 # `make test`: everything, on a fresh machine of this kind. Installs what it needs.
 #   host lane:      yamllint and shellcheck -> ansible-lint (production) -> ansible-test sanity -> shipped (docs lint,
 #                   docs site, ansible-lint and galaxy-importer on the tarball) -> pytest -> contract
-#                   (real vLLM 0.28.0's parser, cached venv)
-#                   -> HOST_LANE_SCENARIOS (molecule build_once)
+#                   (real vLLM 0.28.0's parser, cached venv) -> quickstart (the README's quick start pasted into a
+#                   fresh Debian 12 container, once dockerd is up) -> HOST_LANE_SCENARIOS (molecule build_once)
 #   molecule lanes: the other molecule scenarios, dealt into MOLECULE_LANES, beside the host lane; the last lane
 #                   ends with ansible-test sanity on the lowest supported ansible-core (sanity-2.18), and the
 #                   scenarios of LOW_CORE_SCENARIOS (build) run with that ansible-core on Python 3.11
 # Each stage runs even if an earlier one failed; the last lines are the time profile and the count of stages.
-# Knobs: STAGES="yamllint ansible-lint sanity sanity-2.18 shipped pytest contract molecule" (subset), SCENARIOS="default ..."
-# (default: every molecule/*/molecule.yml), LANES (3; 1 runs everything in turn), MOLECULE_LANES, and those of
-# hack/lib.sh.
+# Knobs: STAGES="yamllint ansible-lint sanity sanity-2.18 shipped pytest contract quickstart molecule" (subset),
+# SCENARIOS="default ..." (default: every molecule/*/molecule.yml), LANES (3; 1 runs everything in turn),
+# MOLECULE_LANES, and those of hack/lib.sh.
 set -uo pipefail
 T0=$(date +%s)
 # shellcheck source=hack/lib.sh
@@ -28,7 +28,7 @@ if [ -n "$other" ] && [ "$other" != $$ ] && tr '\0' ' ' <"/proc/$other/cmdline" 
 fi
 echo $$ >"$RUN_PID_FILE"
 
-STAGES=${STAGES:-yamllint ansible-lint sanity sanity-2.18 shipped pytest contract molecule}
+STAGES=${STAGES:-yamllint ansible-lint sanity sanity-2.18 shipped pytest contract quickstart molecule}
 # Lanes run side by side: the host lane (lint, sanity, pytest, contract, in STAGES order) and the molecule lanes,
 # each a list of scenarios run in turn. A molecule scenario keeps about one core busy at its peak and much less while
 # engines load and drain, so on two cores three lanes finish in about the time of the longest; LANES=1 runs every
@@ -170,6 +170,23 @@ stage_contract() {
   echo "contract tests against vLLM 0.28.0: $(( $(date +%s) - t0 )) s"
 }
 
+# The README's quick start as a new user pastes it, in a fresh Debian 12 container (tests/quickstart; its docstring
+# says what it substitutes and why): apt-get, a venv with ansible-core 2.18 from PyPI, the clone, the inventory and
+# vault, validate.yml, site.yml --check on the container itself, the tarball route. Prints each step's time.
+stage_quickstart() {
+  python -m pytest -p no:cacheprovider -s -v --junitxml="$PROFILE/quickstart.xml" tests/quickstart
+}
+
+docker_up() {  # wait for start_molecule's dockerd and image (it counts their failure)
+  until [ -f "$PROFILE/docker.ready" ] || [ -f "$PROFILE/docker.failed" ]; do sleep 5; done
+  [ -f "$PROFILE/docker.ready" ]
+}
+
+quickstart_without_docker() {
+  echo "==== stage quickstart not run: dockerd or the image did not come up (the docker stage says why)"
+  printf 'quickstart\t0\t2\t%s\t%s\n' "${LANE:-host}" "$(( $(date +%s) - T0 ))" >>"$PROFILE/stages.tsv"
+}
+
 molecule_scenario() {  # one scenario: molecule's output through the profiler (its exit status kept: pipefail)
   local path=$PATH
   # the fleet's performance-gate story runs vLLM 0.28.0's own benchmark client: the contract venv, mounted
@@ -204,14 +221,17 @@ host_lane() {
                 --junitxml="$PROFILE/pytest.xml" tests/unit tests/integration ;;
       contract) run_stage contract stage_contract ;;
       verdicts) run_stage verdicts python hack/verdict_corpus.py ;;
+      # beside start_molecule, once its dockerd is up; with LANES=1 after this lane, when start_molecule has run
+      quickstart) if [ "$LANES" -gt 1 ]; then
+                    if docker_up; then run_stage quickstart stage_quickstart; else quickstart_without_docker; fi
+                  fi ;;
       molecule) ;;
       *) echo "unknown stage $stage"; printf '%s\t0\t2\thost\t0\n' "$stage" >>"$PROFILE/stages.tsv" ;;
     esac
   done
   [ "$LANES" -ge 3 ] && [ "$want_molecule" = 1 ] || return 0
   for stage in $(host_lane_scenarios); do
-    until [ -f "$PROFILE/docker.ready" ] || [ -f "$PROFILE/docker.failed" ]; do sleep 5; done
-    [ -f "$PROFILE/docker.ready" ] || break  # start_molecule counted the failure
+    docker_up || break  # start_molecule counted the failure
     run_stage "molecule:$stage" molecule_scenario "$stage"
   done
 }
@@ -275,8 +295,10 @@ if contract_venv_paths; then
 fi
 
 start_molecule() {  # the daemon and the image (in this shell: the teardown stops what it started), then the lanes
-  local t0 rc n=0 lane ml
-  ml=$(molecule_lanes) || { printf 'molecule\t0\t2\tmolecule\t0\n' >>"$PROFILE/stages.tsv"; touch "$PROFILE/docker.failed"; return; }
+  local t0 rc n=0 lane ml=""
+  if [ "$want_molecule" = 1 ]; then
+    ml=$(molecule_lanes) || { printf 'molecule\t0\t2\tmolecule\t0\n' >>"$PROFILE/stages.tsv"; touch "$PROFILE/docker.failed"; return; }
+  fi
   mapfile -t mlanes <<<"$ml"
   # sanity on the lowest ansible-core: last in the last lane (the one that ends first), when the host lane leaves it
   # to the molecule lanes; at the start it would slow the host and fleet lanes, which set the wall
@@ -284,10 +306,10 @@ start_molecule() {  # the daemon and the image (in this shell: the teardown stop
     *" sanity-2.18 "*) [ "$LANES" -ge 3 ] && mlanes[${#mlanes[@]}-1]="${mlanes[${#mlanes[@]}-1]} +sanity-2.18" ;;
   esac
   t0=$(date +%s)
-  start_dockerd && ensure_images; rc=$?
+  start_dockerd && ensure_images && case " $STAGES " in *" quickstart "*) ensure_quickstart_image ;; esac; rc=$?
   printf 'docker\t%s\t%s\tmolecule\t%s\n' "$(( $(date +%s) - t0 ))" "$rc" "$(( t0 - T0 ))" >>"$PROFILE/stages.tsv"
   if [ "$rc" -eq 0 ]; then touch "$PROFILE/docker.ready"; else touch "$PROFILE/docker.failed"; fi
-  [ "$rc" -eq 0 ] || return
+  [ "$rc" -eq 0 ] && [ "$want_molecule" = 1 ] || return
   for lane in "${mlanes[@]}"; do
     n=$((n + 1))
     [ -n "${lane// /}" ] || continue
@@ -298,14 +320,19 @@ start_molecule() {  # the daemon and the image (in this shell: the teardown stop
 
 LANE_PIDS=""
 case " $STAGES " in *" molecule "*) want_molecule=1 ;; *) want_molecule=0 ;; esac
+# dockerd and the image: for molecule, and for the quick-start test's container
+case " $STAGES " in *" molecule "*|*" quickstart "*) want_docker=1 ;; *) want_docker=0 ;; esac
 if [ "$LANES" -gt 1 ]; then
   LANE=host host_lane & LANE_PIDS+="$! "
-  [ "$want_molecule" = 1 ] && start_molecule
+  [ "$want_docker" = 1 ] && start_molecule
   # shellcheck disable=SC2086
   wait $LANE_PIDS
 else
   host_lane
-  [ "$want_molecule" = 1 ] && start_molecule
+  [ "$want_docker" = 1 ] && start_molecule
+  case " $STAGES " in
+    *" quickstart "*) if docker_up; then run_stage quickstart stage_quickstart; else quickstart_without_docker; fi ;;
+  esac
 fi
 LANE_PIDS=""
 
