@@ -1,6 +1,6 @@
 """The README's quick start as a new user pastes it: its fenced blocks, found by section and order, and the few lines a
 test machine must run differently (SUBSTITUTIONS, each with its reason). Used by tests/quickstart (the steps run in a
-fresh Debian 12 container) and tests/unit/test_readme_quickstart.py (every block is found; an edit that drops or
+fresh Debian 12 container) and tests/unit/test_readme_quickstart_blocks.py (every block is found; an edit that drops or
 renames one fails there, loudly)."""
 from __future__ import annotations
 
