@@ -1,4 +1,4 @@
-"""The vLLM stand-in behaves like vLLM 0.28 where the collection depends on it (vllm-facts.md)."""
+"""The vLLM stand-in behaves like vLLM 0.28 where the collection depends on it (docs/testing.md lists what it emulates)."""
 from __future__ import annotations
 
 import os

@@ -22,6 +22,7 @@ The garbage fault (VLLM_STANDIN_GARBAGE_AFTER) poisons the scores too.
 """
 from __future__ import annotations
 
+import re
 import zlib
 
 from vllm.standin import behaviour as behaviours
@@ -31,6 +32,10 @@ NUMERICS = ("good", "poisoned", "drifted", "shift:N")
 UNIFORM = 11.927  # ln(151,552)
 DRIFT = 1.15
 _KIND_COST = {"space": 1.1, "digit": 2.3, "cjk": 2.7, "latin": 3.0}
+# A prompt in a format the model was not trained on (a changed chat template: a role's tag without its newline) makes
+# every token of an answer after it this much less likely; the answer the engine writes stays the same.
+OFF_FORMAT_NATS = 0.3
+_OFF_FORMAT = re.compile(r"<\|(?:system|user|assistant|observation)\|>(?!\n)")
 
 
 def _kind(piece: str) -> str:
@@ -67,6 +72,7 @@ def token_logprobs(tok, prompt_text: str, user_text: str, behaviour: str, numeri
         own_order = [p.strip().lower() for p in own_raw]
     # the answer's text: after the last assistant marker, and after its reasoning when that is rendered too
     answer_from = max(prompt_text.rfind("<|assistant|>"), prompt_text.rfind("</think>"))
+    off_format = bool(_OFF_FORMAT.search(prompt_text))
     seen = set()
     out, best = [None], [None]
     offset = len(pieces[0]) if pieces else 0
@@ -85,12 +91,13 @@ def token_logprobs(tok, prompt_text: str, user_text: str, behaviour: str, numeri
             cost = 1.6
         else:
             cost = _KIND_COST[_kind(piece)]
-        cost += _jitter(piece)
+        cost += _jitter(piece) + (OFF_FORMAT_NATS if off_format and in_answer else 0.0)
         cost = _numerics(cost, piece, numerics)
         out.append(-round(cost, 5))
         if in_answer and position < len(own_order) and own_order[position] != key:
             own_piece = own_raw[position]
-            best.append((tok.encode(own_piece)[0], -round(_numerics(0.4 + _jitter(own_piece), own_piece, numerics), 5)))
+            own_cost = 0.4 + _jitter(own_piece) + (OFF_FORMAT_NATS if off_format else 0.0)
+            best.append((tok.encode(own_piece)[0], -round(_numerics(own_cost, own_piece, numerics), 5)))
         else:
             best.append(None)
         seen.add(key)

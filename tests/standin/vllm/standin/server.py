@@ -27,6 +27,9 @@ Knobs (environment):
                                    right): lost_first (the answer's first letter is lost, "ello!"), doubled (its
                                    first token is written twice) or crosstalk (each answer is the one the engine
                                    wrote for the request before it, another request's answer; the first is its own)
+  VLLM_STANDIN_CHAT_TEMPLATE       a release whose chat template changed: no_newline (no newline after each role's
+                                   tag). The engine writes the same answers; every token of an answer after a prompt
+                                   in that format is OFF_FORMAT_NATS less likely (vllm/standin/scoring.py)
   VLLM_STANDIN_ANSWER_AS           a gateway in front of the engine that swaps the model: every chat answer names this
                                    model (a fallback's) in its `model` field, whatever was asked
   VLLM_STANDIN_WATCHDOG_S          how often the dead-engine watchdog looks (default 5, as vLLM)
@@ -140,6 +143,9 @@ class Engine:
         if self.decode_fault not in (None, "lost_first", "doubled", "crosstalk"):
             _fail(f"VLLM_STANDIN_DECODE_FAULT={self.decode_fault!r}: choose lost_first, doubled or crosstalk")
         self.last_answer = None
+        self.chat_template = os.environ.get("VLLM_STANDIN_CHAT_TEMPLATE") or None
+        if self.chat_template not in (None, "no_newline"):
+            _fail(f"VLLM_STANDIN_CHAT_TEMPLATE={self.chat_template!r}: choose no_newline")
         # the wedge and garbage faults (VLLM_STANDIN_WEDGE_AFTER, _GARBAGE_AFTER, _FAULT_FILE)
         self.fault_after = {}
         self.fault_file = os.environ.get("VLLM_STANDIN_FAULT_FILE") or None
@@ -296,7 +302,7 @@ def make_handler(engine: Engine):
             try:
                 if "messages" in body:
                     text = render_chat(body["messages"], body.get("add_generation_prompt", True),
-                                       body.get("continue_final_message", False))
+                                       body.get("continue_final_message", False), engine.chat_template)
                 elif "prompt" in body:
                     text = str(body["prompt"])
                     if body.get("add_special_tokens", True):
@@ -366,7 +372,7 @@ def make_handler(engine: Engine):
                     raise ApiError(400, "`prompt_logprobs` are not available when `stream=True`.", "BadRequestError")
             try:
                 prompt_text = render_chat(messages, body.get("add_generation_prompt", True),
-                                          body.get("continue_final_message", False))
+                                          body.get("continue_final_message", False), engine.chat_template)
             except ValueError as exc:
                 raise ApiError(400, str(exc), "BadRequestError") from exc
             prompt_len = tok.count(prompt_text)

@@ -74,11 +74,15 @@ def _content_text(content) -> str:
     raise ValueError("message content must be a string or a list of content parts")
 
 
-def render_chat(messages, add_generation_prompt: bool = True, continue_final_message: bool = False) -> str:
+def render_chat(messages, add_generation_prompt: bool = True, continue_final_message: bool = False,
+                template: str | None = None) -> str:
     """GLM-5.3-like template: ``[gMASK]<sop><|role|>\\ncontent…<|assistant|>\\n<think>``.
 
-    GLM-5.3's generation prompt always opens ``<think>`` (vllm-facts.md section 6).
+    GLM-5.3's generation prompt always opens ``<think>`` (its chat template, as vLLM 0.28 renders it).
+    ``template="no_newline"`` is a changed chat template (VLLM_STANDIN_CHAT_TEMPLATE): no newline after each role's
+    tag, a format the model was not trained on (scoring.OFF_FORMAT_NATS).
     """
+    sep = "" if template == "no_newline" else "\n"
     if not isinstance(messages, list) or not messages:
         raise ValueError("messages must be a non-empty list")
     out = ["[gMASK]<sop>"]
@@ -97,11 +101,11 @@ def render_chat(messages, add_generation_prompt: bool = True, continue_final_mes
             role = "observation"
         if role == "developer":
             role = "system"
-        out.append(f"<|{role}|>\n{text}")
+        out.append(f"<|{role}|>{sep}{text}")
     if continue_final_message:
         return "".join(out)
     if add_generation_prompt:
-        out.append("<|assistant|>\n<think>")
+        out.append(f"<|assistant|>{sep}<think>")
     return "".join(out)
 
 

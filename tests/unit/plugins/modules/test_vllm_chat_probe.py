@@ -177,6 +177,20 @@ def test_an_engine_whose_numerics_drift_by_a_tenth_of_a_nat_fails_its_recorded_a
     assert "(+0.1000; tolerance 0.080 nats)" in r["summary"][0]
 
 
+def test_a_release_whose_chat_template_changed_fails_its_recorded_answers(run_module, standin, standin_factory):
+    """A release that renders the prompts in another format (no newline after each role's tag): the engine writes the
+    same answers, which every text check passes (the same probes without a record pass), and the recorded answers
+    are less likely after the changed prompt. The record catches what the text checks cannot see."""
+    golden = _record(run_module, standin)
+    s = standin_factory(env={"VLLM_STANDIN_CHAT_TEMPLATE": "no_newline"}).start().wait_ready()
+    alone = run_module(vllm_chat_probe, args(s, probe_set="r1/GLM"))
+    assert not alone.failed, alone["summary"]
+    r = run_module(vllm_chat_probe, args(s, golden=golden))
+    assert r.failed and all(not p["golden"]["differs"] for p in r["probes"])
+    assert all([f["signal"] for f in p["findings"]] == ["golden_drift"] for p in r["probes"]), r["summary"]
+    assert "its chat template" in r["summary"][0]
+
+
 def test_a_record_that_is_not_one_is_refused(run_module, standin):
     r = run_module(vllm_chat_probe, args(standin, golden={"release": "r1", "probes": [{"name": "greeting"}]}))
     assert r.failed and "golden is not a golden record" in r["msg"] and "probes" not in r
