@@ -26,6 +26,7 @@ import re
 
 import pytest
 
+from documented_settings import documented_examples
 from test_bad_settings import FATAL_RE, UNIT, _message, run
 from testlib import REPO
 
@@ -299,6 +300,23 @@ ROLLOUT_GOOD = {
     "good-rollout-hosts-group": ({"rollout_hosts": "glm53_serving"}, []),
 }
 
+# The documentation's own examples (tests/helpers/documented_settings.py): each command's -e values and each
+# group_vars block a guide shows, as a host of its own; the rollout's and heal's in the rolling_restart.yml run. Each
+# passes, or, where the guide shows it as a refusal, is refused naming the setting.
+# An example naming what is on a user's hosts (a folder, an internal index) passes the rules and is refused by the
+# check that reads the host (DOC_HOST_CHECKED).
+ROLLOUT_PREFIXES = ("rollout_", "heal_", "lb_")
+DOC_HOST_CHECKED = {}
+for _case, _example in documented_examples().items():
+    _rollout = any(k.startswith(ROLLOUT_PREFIXES) for k in _example["settings"])
+    if _example["host_checked"]:
+        DOC_HOST_CHECKED[_case] = (_example["settings"], _example["host_checked"])
+        (ROLLOUT_GOOD if _rollout else SITE_GOOD)[_case] = (_example["settings"], [])
+    elif _example["refused"]:
+        (ROLLOUT_KINDS if _rollout else SITE_KINDS)[_case] = (_example["settings"], _example["refused"])
+    else:
+        (ROLLOUT_GOOD if _rollout else SITE_GOOD)[_case] = (_example["settings"], [])
+
 VALIDATION_PLAYS = ("Refuse bad ", "Check the fleet as a whole ")  # playbooks/validate.yml's plays
 PLAY_RE = re.compile(r"^PLAY \[(.*)\] \**$")
 RECAP_RE = re.compile(r"^(\S+)\s+:\s+ok=\d+\s+changed=\d+\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
@@ -371,12 +389,23 @@ def test_rollout_kinds_refused(rollout_kinds, case):
     check_refused(rollout_kinds, ROLLOUT_KINDS, case)
 
 
-@pytest.mark.parametrize("case", list(SITE_GOOD))
+@pytest.mark.parametrize("case", [c for c in SITE_GOOD if c not in DOC_HOST_CHECKED])
 def test_site_kinds_good_values_pass(site_kinds, case):
     check_good(site_kinds, case)
 
 
-@pytest.mark.parametrize("case", list(ROLLOUT_GOOD))
+@pytest.mark.parametrize("case", [c for c in DOC_HOST_CHECKED if c in SITE_GOOD])
+def test_documented_host_values_pass_the_rules_and_meet_the_host_check(site_kinds, case):
+    """A guide's folder or index, which this machine has not: refused by the check that reads the host, after the
+    rules passed it (a refusal by the rules names no host check)."""
+    proc, failures, _plays, _recap, _scratch = site_kinds
+    assert case in failures, "%s was not checked on the host:\n%s" % (case, proc.stdout[-3000:])
+    msg = _message(failures[case])
+    for word in DOC_HOST_CHECKED[case][1]:
+        assert word in msg, "%r not in %s's refusal: %s" % (word, case, msg)
+
+
+@pytest.mark.parametrize("case", [c for c in ROLLOUT_GOOD if c not in DOC_HOST_CHECKED])
 def test_rollout_kinds_good_values_pass(rollout_kinds, case):
     check_good(rollout_kinds, case)
 
