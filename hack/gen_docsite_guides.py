@@ -33,6 +33,7 @@ SECTIONS = (
     ("How it works", ("architecture", "verdicts", "benchmarks")),
     ("Testing and releasing", ("testing", "releasing")),
 )
+WIDTH = 116  # the column the pages' paragraphs are filled to
 HEADING_CHARS = {1: "=", 2: "-", 3: "^", 4: "~"}
 INDEX_HEADER = """---
 # Written by hack/gen_docsite_guides.py from docs/*.md: run `python3 hack/gen_docsite_guides.py` after changing a guide.
@@ -304,6 +305,19 @@ class Renderer:
 
 # ---------------------------------------------------------------- block Markdown -> RST
 
+def fill(text, width):
+    """A paragraph's RST filled to width at single spaces (never at an escaped one, never leaving a line that RST
+    would read as a title's underline); a word longer than the width keeps its own line."""
+    words = re.split(r"(?<=[^\s\\]) (?=\S)", text)
+    lines = [words[0]]
+    for word in words[1:]:
+        if len(lines[-1]) + 1 + len(word) <= width or re.fullmatch(r"([!-/:-@\[-`{-~])\1*", word):
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
 # what RST reads as the start of another block: an enumerator, a bullet, a comment, a field, a doctest
 BLOCK_START_RE = re.compile(r"(\d+|[A-Za-z]{1,4}|#)[.)](\s|$)|\(\w+\)(\s|$)|[-+•‣⁃](\s|$)|\.\.(\s|$)"
                             r"|:[^:\s`]+:(\s|$)|>>>")
@@ -360,8 +374,9 @@ class Converter:
     def fail(self, lineno, msg):
         raise MarkdownError("%s:%d: %s" % (os.path.relpath(self.src_path, REPO), lineno, msg))
 
-    def blocks(self, lines, base=0):
-        """lines: (lineno, text) already out-dented to this container. Returns RST blocks (lists of lines)."""
+    def blocks(self, lines, base=0, col=0):
+        """lines: (lineno, text) already out-dented to this container, which starts at column col. Returns RST
+        blocks (lists of lines)."""
         out, i = [], 0
         while i < len(lines):
             lineno, line = lines[i]
@@ -403,11 +418,11 @@ class Converter:
                 while i < len(lines) and lines[i][1].strip().startswith("|"):
                     rows.append(_split_row(lines[i][1]))
                     i += 1
-                out.append(self.table(lineno, rows))
+                out.append(self.table(lineno, rows, col))
                 continue
             m = LIST_RE.match(line)
             if m and line[m.end():].strip():
-                block, i = self.list_block(lines, i)
+                block, i = self.list_block(lines, i, col)
                 out.append(block)
                 continue
             if _indent(line) >= 4:
@@ -419,7 +434,7 @@ class Converter:
                              and TABLE_SEP_RE.match(lines[i + 1][1])):
                 para.append(lines[i][1].strip())
                 i += 1
-            out.append([self.render.block_text(" ".join(para))])
+            out.append(fill(self.render.block_text(" ".join(para)), WIDTH - col))
         return out
 
     def heading(self, lineno, level, text):
@@ -435,7 +450,7 @@ class Converter:
         width = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in title)
         return [".. _%s:" % slug_label, "", title, HEADING_CHARS[level] * width]
 
-    def table(self, lineno, rows):
+    def table(self, lineno, rows, col):
         ncols = len(rows[0])
         block = [".. list-table::", "   :header-rows: 1", "   :widths: auto", ""]
         for row in rows:
@@ -444,10 +459,12 @@ class Converter:
             row = row + [""] * (ncols - len(row))
             for col, cell in enumerate(row):
                 lead = "   * - " if col == 0 else "     - "
-                block.append((lead + self.render.block_text(cell)).rstrip() if cell else lead.rstrip())
+                text = fill(self.render.block_text(cell), WIDTH - col - len(lead)) if cell else [""]
+                block.append((lead + text[0]).rstrip())
+                block += [" " * len(lead) + t for t in text[1:]]
         return block
 
-    def list_block(self, lines, i):
+    def list_block(self, lines, i, col):
         """A list from lines[i]: its items, each a container of blocks. Returns (RST lines, next index)."""
         first = LIST_RE.match(lines[i][1])
         indent, bullet = len(first.group(1)), first.group(2)
@@ -487,7 +504,7 @@ class Converter:
                 item.pop()
             # a blank line followed by something not in this item ends it; a further item of the list may follow
             marker = "%d. " % number if ordered else "- "
-            sub = self.blocks(item, base=1)
+            sub = self.blocks(item, base=1, col=col + len(marker))
             body = []
             for n, b in enumerate(sub):
                 if n:
