@@ -28,7 +28,7 @@ def guide_pages(pages):
     for md in guides:
         name = os.path.basename(md)[:-3]
         with open(md, encoding="utf-8") as fh:
-            title = re.sub(r"[`*]", "", fh.readline()[2:].strip())
+            title = re.sub(r"[`*]", "", re.search(r"^# (.+)$", fh.read(), re.M).group(1).strip())
         page = os.path.join(pages, "docsite", "guide_%s.html" % name)
         assert os.path.isfile(page), "no page for the guide docs/%s.md" % name
         with open(page, encoding="utf-8") as fh:
