@@ -64,6 +64,14 @@ def _find_code_end(text, i, n):
         i = k
 
 
+def _backticks(text, i):
+    """How many backticks open at i."""
+    n = 0
+    while i + n < len(text) and text[i + n] == "`":
+        n += 1
+    return n
+
+
 def _find_closer(text, i, delim):
     """The index of a closing delimiter (** or *) at top level from i (code spans and links skipped), or -1."""
     while i < len(text):
@@ -72,9 +80,7 @@ def _find_closer(text, i, delim):
             i += 2
             continue
         if c == "`":
-            n = 0
-            while i + n < len(text) and text[i + n] == "`":
-                n += 1
+            n = _backticks(text, i)
             end = _find_code_end(text, i + n, n)
             i = end + n if end >= 0 else i + n
             continue
@@ -104,9 +110,7 @@ def parse_inline(text):
             i += 2
             continue
         if c == "`":
-            n = 0
-            while i + n < len(text) and text[i + n] == "`":
-                n += 1
+            n = _backticks(text, i)
             end = _find_code_end(text, i + n, n)
             if end < 0:
                 buf.append("`" * n)
