@@ -114,6 +114,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
+from ansible_collections.glm53.serving.plugins.module_utils._heal_budget import minimum
 
 # What each state means for the role: (the metric's state, written to the heal record, needs a person).
 STATES = {
@@ -155,14 +156,6 @@ def _survey(_heal, f):
         why = "the service manager gave up on the engine (a crash loop; see its log): "
         return dict(out, state="gave_up", reason=why + " ".join(lines))
     return dict(out, state="failing", reason=" | ".join(str(x) for x in result.get("failures") or []))
-
-
-def minimum(min_serving, pool):
-    """heal_min_serving as a number of hosts: a count, or a percentage of the pool rounded down."""
-    text = str(min_serving)
-    if text.endswith("%"):
-        return int(int(text[:-1]) * int(pool) // 100)
-    return int(text)
 
 
 def _budget(heal, f):
