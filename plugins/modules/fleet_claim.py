@@ -23,9 +23,9 @@ description:
     (RV(claimed) false, RV(reason) naming the budget).
   - A claim lives on an etcd lease of O(ttl) seconds, so a claim held by a slice that died expires. Claiming a host
     this holder holds already renews its lease.
-  - With O(state=released) it removes the claim (only O(holder)'s, when O(holder) is given). With O(down=true) the
-    host stays counted as out of the pool, with no lease (a host a heal left drained), until a later release with
-    O(down=false) (the host serves again).
+  - With O(state=released) it removes O(holder)'s claim (another holder's is kept, as that holder's to release,
+    or expires with its lease). With O(down=true) the host stays counted as out of the pool, with no lease (a host
+    a heal left drained), until a later release with O(down=false) (the host serves again), whoever releases it.
   - Run it on the controller (C(delegate_to) localhost); the hosts themselves never talk to the store.
 author:
   - glm53.serving contributors (@glm53)
@@ -68,7 +68,9 @@ options:
     type: int
     default: 900
   holder:
-    description: Who claims (the slice's run, for example an AWX job id); for O(state=claimed), required.
+    description:
+      - Who claims (the slice's run, for example an AWX job id); for O(state=claimed), required.
+      - For O(state=released), only this holder's claim is removed.
     type: str
     default: ""
   down:
@@ -223,10 +225,11 @@ def release(module, store, p):
         view = store.read()
         mine = view["claims"].get(host)
         ops, did = [], []
-        if mine and holder and mine.get("holder") != holder:
-            return _result(view, changed=False, claimed=False, budget={}, attempts=attempt,
-                           reason="kept: %s is claimed by %s, not %s" % (host, mine.get("holder", "?"), holder))
-        if mine:
+        if mine and mine.get("holder") != holder:
+            # another holder's claim is its own to release (or to expire with its lease)
+            did.append("claim kept: %s is claimed by %s, not %s" % (host, mine.get("holder", "?"), holder or "this call"))
+            mine = None
+        elif mine:
             ops.append(delete_op(store.claim_key(host)))
             did.append("claim released")
         if p["down"] and host not in view["down"]:
@@ -237,7 +240,8 @@ def release(module, store, p):
             ops.append(delete_op(store.down_key(host)))
             did.append("back in the pool")
         if not ops:
-            return _result(view, changed=False, claimed=False, budget={}, attempts=attempt, reason="nothing held")
+            return _result(view, changed=False, claimed=False, budget={}, attempts=attempt,
+                           reason="; ".join(did) or "nothing held")
         if module.check_mode:
             return _result(view, changed=True, claimed=False, budget={}, attempts=attempt, reason="; ".join(did))
         if store.write(view["guard"], ops):
