@@ -42,13 +42,14 @@ def _unb64(text):
 
 
 def prefix_end(key):
-    """The range_end that makes a range over every key starting with key (etcd: the key with its last byte + 1)."""
+    """The range_end (bytes) that makes a range over every key starting with key: etcd's rule, the key's bytes with
+    the last one that is not 0xff increased by one and the rest dropped (b"\\0", every key, when all are 0xff)."""
     raw = bytearray(key.encode("utf-8"))
     for i in range(len(raw) - 1, -1, -1):
         if raw[i] < 0xFF:
             raw[i] += 1
-            return bytes(raw[:i + 1]).decode("latin-1")
-    return "\0"
+            return bytes(raw[:i + 1])
+    return b"\0"
 
 
 class EtcdGateway(object):
@@ -82,7 +83,8 @@ class EtcdGateway(object):
     # ---- kv
     def range_prefix(self, key):
         """(the store's revision, {key: {'value', 'mod_revision', 'create_revision', 'lease'}}) under the prefix."""
-        out = self.call("/v3/kv/range", {"key": _b64(key), "range_end": _b64(prefix_end(key))})
+        end = base64.b64encode(prefix_end(key)).decode("ascii")
+        out = self.call("/v3/kv/range", {"key": _b64(key), "range_end": end})
         kvs = {}
         for kv in out.get("kvs") or []:
             kvs[_unb64(kv["key"])] = {"value": _unb64(kv.get("value")), "mod_revision": int(kv.get("mod_revision", 0)),
