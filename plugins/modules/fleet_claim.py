@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 module: fleet_claim
 short_description: Claim a host of a pool in the fleet's store before taking it out, within the pool's budget
-version_added: "0.5.0"
+version_added: "0.4.0"
 description:
   - Sliced runs (AWX or Automation Platform job slicing) run one playbook as several jobs, each over a slice of the
     inventory. A decision about a whole pool (how many hosts may be out of it at once) must then be taken from one
