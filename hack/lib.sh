@@ -27,6 +27,7 @@ TOOL_PINS=(
   'prometheus-client>=0.20'  # the reference parser the collection's /metrics reader is tested against
   'ansible-builder>=3.1,<4'  # makes the execution environment's build context in tests
   'antsibull-changelog>=0.30,<1'  # lints the changelog fragments and cuts releases
+  'ansible-runner>=2.4,<3'  # runs heal.yml as concurrent slices, as AWX does (tests/integration/test_sliced_heal.py)
   'grafana-foundation-sdk'  # hack/gen_dashboard.py builds the monitoring role's dashboard with it
 )
 # The shipping checks' own venv (the `shipped` stage): the docs site's toolchain needs docutils < 0.23, which the
@@ -70,6 +71,7 @@ ensure_apt() {
   command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
   command -v prometheus-alertmanager >/dev/null || missing+=(prometheus-alertmanager)  # the rollout's silences
   command -v haproxy >/dev/null || missing+=(haproxy)  # the HAProxy drain hook's test (its runtime API)
+  command -v etcd >/dev/null || missing+=(etcd-server)  # the store of sliced heal runs (fleet_claim)
   command -v patchelf >/dev/null || missing+=(patchelf)  # the build scenario's standalone CPython archive
   if [ ${#missing[@]} -gt 0 ]; then
     step "apt: ${missing[*]}"

@@ -159,6 +159,25 @@ def start_alertmanager(tmp, config=None, port=None, binary="prometheus-alertmana
     return proc, url
 
 
+def start_etcd(tmp):
+    """A real etcd (Debian's etcd-server) of one member on loopback ports, its data and log in tmp: the store that
+    sliced runs share. Returns (process, client url); terminate the process after."""
+    client, peer, log = free_port(), free_port(), os.path.join(str(tmp), "etcd.log")
+    url = "http://127.0.0.1:%d" % client
+    proc = subprocess.Popen([shutil.which("etcd") or "etcd", "--name", "t", "--data-dir", os.path.join(str(tmp), "etcd-data"),
+                             "--listen-client-urls", url, "--advertise-client-urls", url,
+                             "--listen-peer-urls", "http://127.0.0.1:%d" % peer,
+                             "--initial-advertise-peer-urls", "http://127.0.0.1:%d" % peer,
+                             "--initial-cluster", "t=http://127.0.0.1:%d" % peer],
+                            stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    try:
+        wait_for_http(url + "/health", proc, log)
+    except AssertionError:
+        proc.terminate()
+        raise
+    return proc, url
+
+
 # ---------------------------------------------------------------- the serve role, rendered locally
 SERVE_PLAYBOOK = os.path.join(REPO, "tests", "integration", "serve", "playbook.yml")
 

@@ -16,7 +16,8 @@ description:
     C(marked) when an earlier heal left the host drained on the release it still serves and C(heal_clear) is off;
     C(gave_up) when the service manager gave up on the engine (systemd's unit C(failed), or a tmux pane titled
     C(glm53: gave up)); else C(failing). C(budget) (from C(failing)) gives C(held) when fewer hosts pass than
-    C(heal_min_serving) asks of the pool. C(turn_done) (from C(failing)) gives C(healed). C(turn_failed) (from
+    C(heal_min_serving) asks of the pool, or, given a C(claim) (sliced runs' store, glm53.serving.fleet_claim's
+    result), when the store refused the claim (the whole pool's budget is spent). C(turn_done) (from C(failing)) gives C(healed). C(turn_failed) (from
     C(failing)) gives C(drained) when the engine was stopped (relaunched and failing again) and C(unhealed) when it
     was not (the drain or the stop failed, so the next run tries again). An event the table has no row for leaves
     the state as it is."
@@ -67,6 +68,11 @@ options:
   min_serving:
     description: For C(budget), C(heal_min_serving), a count or a percentage of the pool (rounded down).
     type: raw
+  claim:
+    description:
+      - For C(budget), instead of the counts, what the store said of the host's claim (glm53.serving.fleet_claim's
+        result, with C(claimed) and C(reason), or its failure's C(msg)); a refused or failed claim holds the host.
+    type: dict
   steps:
     description: For C(turn_done) and C(turn_failed), the steps of the restart turn done (the rollout role's C(rollout_steps)).
     type: list
@@ -114,6 +120,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
+from ansible_collections.glm53.serving.plugins.module_utils._heal_budget import minimum
 
 # What each state means for the role: (the metric's state, written to the heal record, needs a person).
 STATES = {
@@ -157,15 +164,14 @@ def _survey(_heal, f):
     return dict(out, state="failing", reason=" | ".join(str(x) for x in result.get("failures") or []))
 
 
-def minimum(min_serving, pool):
-    """heal_min_serving as a number of hosts: a count, or a percentage of the pool rounded down."""
-    text = str(min_serving)
-    if text.endswith("%"):
-        return int(int(text[:-1]) * int(pool) // 100)
-    return int(text)
-
-
 def _budget(heal, f):
+    if f.get("claim") is not None:
+        claim = f["claim"]
+        if boolean(claim.get("claimed", False), strict=False):
+            return {"claimed": True}
+        return {"state": "held", "reason": (
+            "not healed: the pool's budget in the store (sliced runs) is spent, %s; it still fails: %s"
+            % (claim.get("reason") or claim.get("msg") or "the claim was refused", heal.get("reason", "")))}
     passing, pool, least = int(f["passing"]), int(f["pool"]), minimum(f["min_serving"], f["pool"])
     if passing >= least:
         return {}

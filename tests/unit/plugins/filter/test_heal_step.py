@@ -47,6 +47,20 @@ def test_the_budget_holds_a_failing_host_when_too_few_pass(passing, pool, least,
         assert out["reason"].endswith(FAILED["failures"][1]) and out["needs_person"]
 
 
+def test_the_stores_claim_holds_a_failing_host_when_the_pools_budget_is_spent():
+    # sliced runs: the store (fleet_claim) counted the whole pool; a refused claim holds, a granted one heals
+    refused = {"claimed": False, "reason": "refused: 3 of 12 hosts would be out of the pool, over its budget of 2"}
+    out = heal_step(survey(), "budget", claim=refused)
+    assert out["state"] == "held" and out["needs_person"] and out["metric"] == "failing"
+    assert out["reason"].startswith("not healed: the pool's budget in the store (sliced runs) is spent, refused: 3 of 12")
+    assert out["reason"].endswith(FAILED["failures"][1])
+    granted = heal_step(survey(), "budget", claim={"claimed": True, "reason": ""})
+    assert granted["state"] == "failing" and granted["claimed"] is True and not granted["needs_person"]
+    # a host held by the counts is never asked about its claim: the event has no row from held
+    held = heal_step(survey(), "budget", passing=0, pool=3, min_serving=2)
+    assert heal_step(held, "budget", claim={"claimed": True}) == held
+
+
 def test_a_percentage_rounds_down():
     assert minimum("75%", 41) == 30 and minimum("50%", 3) == 1 and minimum(2, 10) == 2
 
