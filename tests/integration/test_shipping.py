@@ -223,10 +223,16 @@ def test_execution_environment_context(tarball, tmp_path):
     assert (tmp_path / "usr-share/ansible_collections/glm53/serving/roles/serve/tasks/main.yml").is_file()
 
 
+# Galaxy collections of the execution environment no test machine has: not in the PyPI `ansible` package that
+# hack/test.sh unpacks, and Galaxy cannot be reached. The tests stand in for what the collection uses of them.
+NOT_HERE = {"prometheus.prometheus": "its prometheus and alertmanager roles are stood in for, by their variables, in "
+                                     "tests/integration/test_prometheus_collection.py"}
+
+
 def test_execution_environment_ranges_admit_the_tested_collections():
     """Each Galaxy collection of the execution environment: the copy the tests run against (found on this run's
     ANSIBLE_COLLECTIONS_PATH, as hack/test.sh sets it) is inside the range execution-environment.yml asks Galaxy
-    for, by ansible-galaxy's own reading of a range."""
+    for, by ansible-galaxy's own reading of a range. One in NOT_HERE is named, with why, and must be absent."""
     from ansible.galaxy.dependency_resolution.versioning import meets_requirements  # pylint: disable=import-outside-toplevel
     with open(os.path.join(REPO, "execution-environment.yml")) as fh:
         wanted = [c for c in yaml.safe_load(fh)["dependencies"]["galaxy"]["collections"] if "type" not in c]
@@ -236,7 +242,11 @@ def test_execution_environment_ranges_admit_the_tested_collections():
                                  "json"], capture_output=True, text=True, check=False)
         versions = [info["version"] for names in (json.loads(listed.stdout or "{}") or {}).values()
                     for name, info in names.items() if name == entry["name"]]
-        if not versions:
-            pytest.skip("%s is not installed here (hack/test.sh unpacks it); its range is not checked" % entry["name"])
+        if entry["name"] in NOT_HERE:
+            assert not versions, "%s is installed here now: take it out of NOT_HERE" % entry["name"]
+            print("%s %s: range not checked, no test machine has it (%s)" % (entry["name"], entry["version"],
+                                                                           NOT_HERE[entry["name"]]))
+            continue
+        assert versions, "%s is not installed here (hack/test.sh unpacks it from the ansible package)" % entry["name"]
         assert meets_requirements(versions[0], entry["version"]), \
             "%s %s, which the tests run against, is outside %s" % (entry["name"], versions[0], entry["version"])
