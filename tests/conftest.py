@@ -10,7 +10,7 @@ import tempfile
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from testlib import StandIn  # noqa: E402  pylint: disable=wrong-import-position
+from testlib import StandIn, start_etcd  # noqa: E402  pylint: disable=wrong-import-position
 
 
 # Scratch folders in a folder only root can write. The roles refuse, as they should, a path that root runs, sources or
@@ -53,6 +53,15 @@ def controller_output(tmp_path_factory):
         os.environ.pop("PWD", None)
     else:
         os.environ["PWD"] = before
+
+
+@pytest.fixture(scope="module")
+def etcd(tmp_path_factory):
+    """A real etcd of one member (Debian's etcd-server) for a test module: its client URL."""
+    proc, url = start_etcd(tmp_path_factory.mktemp("etcd"))
+    yield url
+    proc.terminate()
+    proc.wait(10)
 
 
 class ModuleResult(dict):

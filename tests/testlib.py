@@ -151,12 +151,7 @@ def start_alertmanager(tmp, config=None, port=None, binary="prometheus-alertmana
                              "--web.listen-address=127.0.0.1:%d" % port, "--cluster.listen-address="],
                             stdout=open(log, "w"), stderr=subprocess.STDOUT)
     url = "http://127.0.0.1:%d" % port
-    try:
-        wait_for_http(url + "/api/v2/status", proc, log)
-    except AssertionError:
-        proc.terminate()
-        raise
-    return proc, url
+    return _answering(proc, url, "/api/v2/status", log)
 
 
 def start_etcd(tmp):
@@ -170,8 +165,13 @@ def start_etcd(tmp):
                              "--initial-advertise-peer-urls", "http://127.0.0.1:%d" % peer,
                              "--initial-cluster", "t=http://127.0.0.1:%d" % peer],
                             stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    return _answering(proc, url, "/health", log)
+
+
+def _answering(proc, url, path, log):
+    """(proc, url) once url + path answers; the process stopped when it never does."""
     try:
-        wait_for_http(url + "/health", proc, log)
+        wait_for_http(url + path, proc, log)
     except AssertionError:
         proc.terminate()
         raise

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from testlib import COLLECTIONS_ROOT, run_module_here, start_etcd
+from testlib import COLLECTIONS_ROOT, run_module_here
 
 from ansible_collections.glm53.serving.plugins.modules import fleet_claim
 from ansible_collections.glm53.serving.plugins.module_utils._fleet_store import EtcdGateway, PoolClaims
@@ -23,14 +23,6 @@ from ansible_collections.glm53.serving.plugins.module_utils._fleet_store import 
 if shutil.which("etcd") is None:  # pragma: no cover - hack/lib.sh installs etcd-server
     print("test_fleet_claim: skipped, no etcd binary (apt-get install etcd-server)")
     pytest.skip("no etcd binary (Debian's etcd-server; hack/lib.sh installs it)", allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def etcd(tmp_path_factory):
-    proc, url = start_etcd(tmp_path_factory.mktemp("etcd"))
-    yield url
-    proc.terminate()
-    proc.wait(10)
 
 
 def call(url, pool, host, **kw):

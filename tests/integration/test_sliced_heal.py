@@ -24,7 +24,7 @@ import urllib.request
 
 import pytest
 
-from testlib import COLLECTIONS_ROOT, REPO, VLLM, free_port, start_etcd
+from testlib import COLLECTIONS_ROOT, REPO, VLLM, free_port
 
 from ansible_collections.glm53.serving.plugins.module_utils._fleet_store import EtcdGateway, PoolClaims
 
@@ -187,14 +187,6 @@ def states(runners):
                     state, _sep, reason = rest.partition(": ")
                     out[host] = (state.split(" in ")[0].strip(), reason)
     return out
-
-
-@pytest.fixture(scope="module")
-def etcd(tmp_path_factory):
-    proc, url = start_etcd(tmp_path_factory.mktemp("etcd"))
-    yield url
-    proc.terminate()
-    proc.wait(10)
 
 
 @pytest.fixture(scope="module")
