@@ -17,8 +17,8 @@ description:
     C(gave_up) when the service manager gave up on the engine (systemd's unit C(failed), or a tmux pane titled
     C(glm53: gave up)); else C(failing). C(budget) (from C(failing)) gives C(held) when fewer hosts pass than
     C(heal_min_serving) asks of the pool, or, given a C(claim) (sliced runs' store, glm53.serving.fleet_claim's
-    result), when the store refused the claim (the whole pool's budget is spent). C(turn_done) (from C(failing)) gives C(healed). C(turn_failed) (from
-    C(failing)) gives C(drained) when the engine was stopped (relaunched and failing again) and C(unhealed) when it
+    result), when the store refused the claim (the whole pool's budget is spent). C(turn_done) (from C(failing))
+    gives C(healed). C(turn_failed) (from C(failing)) gives C(drained) when the engine was stopped (relaunched and failing again) and C(unhealed) when it
     was not (the drain or the stop failed, so the next run tries again). An event the table has no row for leaves
     the state as it is."
   - Each state carries what the role does with it (RV(_value.record), RV(_value.metric), RV(_value.needs_person)).

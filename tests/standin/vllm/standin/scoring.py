@@ -72,7 +72,7 @@ def token_logprobs(tok, prompt_text: str, user_text: str, behaviour: str, numeri
         own_order = [p.strip().lower() for p in own_raw]
     # the answer's text: after the last assistant marker, and after its reasoning when that is rendered too
     answer_from = max(prompt_text.rfind("<|assistant|>"), prompt_text.rfind("</think>"))
-    off_format = bool(_OFF_FORMAT.search(prompt_text))
+    off_format = OFF_FORMAT_NATS if _OFF_FORMAT.search(prompt_text) else 0.0  # what an answer token costs more
     seen = set()
     out, best = [None], [None]
     offset = len(pieces[0]) if pieces else 0
@@ -91,12 +91,12 @@ def token_logprobs(tok, prompt_text: str, user_text: str, behaviour: str, numeri
             cost = 1.6
         else:
             cost = _KIND_COST[_kind(piece)]
-        cost += _jitter(piece) + (OFF_FORMAT_NATS if off_format and in_answer else 0.0)
+        cost += _jitter(piece) + (off_format if in_answer else 0.0)
         cost = _numerics(cost, piece, numerics)
         out.append(-round(cost, 5))
         if in_answer and position < len(own_order) and own_order[position] != key:
             own_piece = own_raw[position]
-            own_cost = 0.4 + _jitter(own_piece) + (OFF_FORMAT_NATS if off_format else 0.0)
+            own_cost = 0.4 + _jitter(own_piece) + off_format
             best.append((tok.encode(own_piece)[0], -round(_numerics(own_cost, own_piece, numerics), 5)))
         else:
             best.append(None)
