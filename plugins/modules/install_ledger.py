@@ -103,13 +103,53 @@ options:
     type: list
     elements: path
     default: []
+  host:
+    description:
+      - The inventory host whose converged record O(converged_read) reads or O(converged_record) writes (hosts that
+        share one machine share one ledger, and keep a record each).
+    type: str
+    default: ""
+    version_added: "0.4.0"
+  converged_read:
+    description:
+      - Read O(host)'s converged record (C(converged.json) beside the ledger) and observe the host again for each
+        role in it, in the same module run as the claim, returning RV(converged). A record that is not root's or
+        that anyone else could change is not read (the run then does every role's work).
+    type: bool
+    default: false
+    version_added: "0.4.0"
+  converged_record:
+    description:
+      - Record, for O(host), what each bring-up role left on the host, observed now, with the run's inputs (a
+        digest of the settings, the resolved sources and the collection's code) and the facts the role published.
+        The next run's O(converged_read) finds the role converged while every observation still holds.
+      - Not written in check mode. Nothing is written when it equals the record there.
+    type: dict
+    suboptions:
+      inputs:
+        description: The run's inputs digest.
+        type: str
+        required: true
+      roles:
+        description: Each role in the bring-up's order, with what to observe (C(observe), a mapping of files,
+          dirs, links, trees, units, users, groups and git, each a list) and the names of the facts it published
+          (C(facts)), restored when it is skipped.
+        type: list
+        elements: dict
+        required: true
+      facts:
+        description: The values of the roles' facts.
+        type: dict
+        default: {}
+    version_added: "0.4.0"
   state:
     description:
       - C(present) records what does not exist yet (the ledger's own folder included); C(query) only reads.
       - C(absent) ends an uninstall, after the roles removed the files they made. Each recorded folder that is
         still the collection's is emptied of folders only, from the bottom up (C(rmdir), nothing is followed, and a
         folder that holds anything else stays, with every folder on its way); a file or link left inside is kept and
-        listed in RV(kept). What is gone is forgotten. The ledger goes (and its folder, an entry) when none of its
+        listed in RV(kept). The converged records go first (an uninstalled host has nothing converged). What is
+        gone is forgotten. The ledger goes (and its folder, an entry) when none of its
         paths is left and none of its users and groups exists; else it keeps what is left, for a later run.
     type: str
     choices: [present, query, absent]
@@ -180,6 +220,14 @@ replaced:
   type: list
   elements: str
   sample: []
+converged:
+  description:
+    - With O(converged_read), each role of O(host)'s record, in the bring-up's order, with the inputs recorded, the
+      facts it published then, and what differs on the host now (empty when every observation still holds).
+  returned: success
+  type: list
+  elements: dict
+  sample: [{name: venv, inputs: 5f0c..., facts: {venv_python_version: "3.10"}, differs: []}]
 forgotten:
   description: The paths dropped from the ledger by this call (of O(forget), or, with C(state=absent), every
     recorded path that is gone).
@@ -225,6 +273,7 @@ import stat
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._atomic_file import write_text
+from ansible_collections.glm53.serving.plugins.module_utils import _converged
 from ansible_collections.glm53.serving.plugins.module_utils._trust import trust_problem
 
 KINDS = ("paths", "users", "groups")
@@ -429,6 +478,59 @@ def prune(entries, ids, ledger_path, check_mode):
     return removed, sorted(set(kept)), gone
 
 
+def converged_file(ledger_path):
+    """The converged records, beside the ledger (in the same folder of root's)."""
+    return os.path.join(os.path.dirname(ledger_path), "converged.json")
+
+
+def read_converged(module, ledger_path):
+    """Every host's converged record; none (the run does every role's work) when the file is not root's alone."""
+    path = converged_file(ledger_path)
+    if not os.path.lexists(path):
+        return {}
+    problem = trust_problem(path)
+    if problem:
+        module.warn("install_ledger: %s is not read (%s): every role does its work in this run" % (path, problem))
+        return {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        module.warn("install_ledger: %s is not read (%s): every role does its work in this run" % (path, exc))
+        return {}
+    if not isinstance(data, dict) or data.get("version") != _converged.RECORD_VERSION:
+        return {}
+    return data.get("hosts") or {}
+
+
+def converged_now(module, record):
+    """Each recorded role, with what differs on the host now."""
+    out = []
+    for role in (record or {}).get("roles") or []:
+        out.append(dict(name=role.get("name"), inputs=record.get("inputs"), facts=role.get("facts") or {},
+                        differs=_converged.differences(role.get("observed") or {}, module.run_command)))
+    return out
+
+
+def record_converged(module, ledger_path, host, spec):
+    """Observe each role now and keep it as host's record (written only when it differs from the one there)."""
+    hosts = read_converged(module, ledger_path)
+    roles = []
+    for role in spec["roles"]:
+        if not isinstance(role, dict) or not role.get("name"):
+            module.fail_json(msg="install_ledger: converged_record.roles: each role needs a name, got %r" % (role,))
+        names = role.get("facts") or []
+        roles.append(dict(name=role["name"], observed=_converged.observe(role.get("observe") or {}, module.run_command),
+                          facts=dict((n, spec["facts"][n]) for n in names if spec["facts"].get(n) is not None)))
+    record = dict(inputs=spec["inputs"], roles=roles)
+    if hosts.get(host) == record:
+        return False
+    hosts[host] = record
+    write_text(converged_file(ledger_path), json.dumps(dict(version=_converged.RECORD_VERSION, hosts=hosts),
+                                                       indent=1, sort_keys=True) + "\n", mode=0o600)
+    return True
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -443,6 +545,11 @@ def main():
                 trusted=dict(type="bool", default=False))),
             forget=dict(type="list", elements="path", default=[]),
             state=dict(type="str", choices=["present", "query", "absent"], default="present"),
+            host=dict(type="str", default=""),
+            converged_read=dict(type="bool", default=False),
+            converged_record=dict(type="dict", options=dict(
+                inputs=dict(type="str", required=True), roles=dict(type="list", elements="dict", required=True),
+                facts=dict(type="dict", default={}))),
         ),
         supports_check_mode=True,
     )
@@ -450,6 +557,9 @@ def main():
     for name in [p["path"]] + p["paths"] + [c["path"] for c in p["claims"]]:
         if not os.path.isabs(name) or "\n" in name or name.rstrip("/") in ("", "/"):
             module.fail_json(msg="install_ledger: %r is not an absolute path below /" % name)
+    if (p["converged_read"] or p["converged_record"]) and not p["host"]:
+        module.fail_json(msg="install_ledger: host (the inventory host the converged record is kept for) is required "
+                             "with converged_read and converged_record")
     untrusted(module, p["path"])
     source = adopt_previous(module, p["path"], p["previous_path"]) or p["path"]
     try:
@@ -457,6 +567,7 @@ def main():
     except (OSError, ValueError) as exc:
         module.fail_json(msg="install_ledger: cannot read %s: %s" % (source, exc))
     added = dict((k, []) for k in KINDS)
+    converged = converged_now(module, read_converged(module, p["path"]).get(p["host"])) if p["converged_read"] else []
     if p["state"] == "query":
         mine, replaced = owned(ledger["paths"], ids)
         module.exit_json(changed=False, ledger=ledger, added=added, owned=mine, replaced=replaced,
@@ -495,6 +606,8 @@ def main():
             os.unlink(source)  # moved: the earlier release's copy, in the service user's home, goes
 
     if p["state"] == "absent":
+        if not module.check_mode and os.path.lexists(converged_file(p["path"])):
+            os.unlink(converged_file(p["path"]))  # an uninstalled host has nothing converged
         if folder_top and not module.check_mode and not any(_inside(folder_top, k) for k in ledger["paths"]):
             ledger["paths"].append(folder_top)  # made just now, to move an earlier release's ledger here
         removed, kept, gone = prune(ledger["paths"], ids, p["path"], module.check_mode)
@@ -561,10 +674,13 @@ def main():
     if (changed or new_ids != ids or version != LEDGER_VERSION or source != p["path"]) and not module.check_mode \
             and (new["paths"] or os.path.exists(source)):
         write(new, new_ids)
+    if p["converged_record"] and not module.check_mode:
+        record_converged(module, p["path"], p["host"], p["converged_record"])
     if lock is not None:
         os.close(lock)  # releases the lock
     mine, replaced = owned(new["paths"], new_ids)
-    module.exit_json(changed=changed, ledger=new, added=added, owned=mine, replaced=replaced, forgotten=forgotten)
+    module.exit_json(changed=changed, ledger=new, added=added, owned=mine, replaced=replaced, forgotten=forgotten,
+                     converged=converged)
 
 
 if __name__ == "__main__":
