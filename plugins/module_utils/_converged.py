@@ -90,7 +90,7 @@ def _units(names, run):
     if not names or run is None:
         return found
     try:
-        rc, out, _ = run(["systemctl", "show", "--property=Id," + ",".join(UNIT_PROPERTIES), "--"] + list(names))
+        rc, out, dummy = run(["systemctl", "show", "--property=Id," + ",".join(UNIT_PROPERTIES), "--"] + list(names))
     except OSError:
         return found
     if rc != 0:
