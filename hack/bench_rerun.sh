@@ -3,7 +3,9 @@
 # inventory and ansible.cfg (pipelining, profile_tasks). The demo's converge pins the fixture fork's commits in a play
 # of its own (test scaffolding, a remote read); here they are read once before the runs and given as extra vars, so
 # what is timed is site.yml alone, as an operator runs it. Prints the wall time, the controller's CPU time, the tasks
-# run, ok/changed/skipped, and the slowest tasks. A converged host must report changed=0. First, playbooks/validate.yml
+# run, ok/changed/skipped, the times the controller reached into the host (each a `docker exec` of the docker
+# connection: a module run, or a file put, counted by a docker command earlier on PATH that notes each exec and
+# runs the real one), and the slowest tasks. A converged host must report changed=0. First, playbooks/validate.yml
 # alone on the same inventory (every role's settings checked, nothing changed): its tasks and time.
 #   bash hack/bench_rerun.sh [RUNS]   (default 1)
 set -uo pipefail
@@ -30,7 +32,19 @@ json.dump({"fixture_commits": c, "flashinfer_version": "v0.6.18", "vllm_fork_min
            "vllm_fork_required_commits": [{"commit": c["mhc"][:9], "name": "mHC fused-norm fix"},
                                           {"commit": c["longctx"][:9], "name": "long-context graph fix"}]}, sys.stdout)
 ' >"$pins" || { echo "bench_rerun: cannot read the fixture's commits on the demo host" >&2; exit 2; }
+# The counting docker: every `docker exec` on the host's container, one line each.
+shim=$(mktemp -d)
+trap 'rm -f "$pins"; rm -rf "$shim"' EXIT
+real_docker=$(command -v docker)
+cat >"$shim/docker" <<SH
+#!/bin/sh
+[ "\$1" = exec ] && echo "\$*" | cut -c1-160 >>"$shim/execs"
+exec "$real_docker" "\$@"
+SH
+chmod +x "$shim/docker"
+export PATH="$shim:$PATH"
 for i in validate $(seq "$runs"); do
+  : >"$shim/execs"
   book=playbooks/site.yml
   [ "$i" = validate ] && book=playbooks/validate.yml
   log=$(mktemp)
@@ -38,9 +52,9 @@ for i in validate $(seq "$runs"); do
   /usr/bin/time -f '%U %S' -o "$log.cpu" ansible-playbook -i "$eph/inventory" "$book" -e "@$pins" >"$log" 2>&1
   rc=$?
   t1=$(date +%s.%N)
-  python3 - "$log" "$rc" "$(cat "$log.cpu")" "$t0" "$t1" "$i" <<'PY'
+  python3 - "$log" "$rc" "$(cat "$log.cpu")" "$t0" "$t1" "$i" "$(grep -vc 'echo FOUND' "$shim/execs")" "$(grep -c 'echo FOUND' "$shim/execs")" <<'PY'
 import re, sys
-log, rc, cpu, t0, t1, run = sys.argv[1:]
+log, rc, cpu, t0, t1, run, execs, discovery = sys.argv[1:]
 lines = open(log, errors="replace").read().splitlines()
 recap = next((l for l in lines if re.match(r"^glm53-node1\s+: ok=", l)), "no recap")
 times, prev = [], None
@@ -53,8 +67,9 @@ for i, line in enumerate(lines):
         times.append((int(d.group(2)) * 60 + float(d.group(3)), prev))
     prev = m.group(1)
 user, system = (float(x) for x in cpu.split()[-2:])
-print("%s: rc=%s wall %.1f s, controller CPU %.1f s, %d tasks; %s" % (
-    "validate.yml" if run == "validate" else "site.yml run %s" % run, rc, float(t1) - float(t0), user + system, len(times), " ".join(recap.split()[2:6])))
+print("%s: rc=%s wall %.1f s, controller CPU %.1f s, %d tasks, %s remote module runs (+%s interpreter discovery); %s" % (
+    "validate.yml" if run == "validate" else "site.yml run %s" % run, rc, float(t1) - float(t0), user + system, len(times),
+    execs.strip(), discovery.strip(), " ".join(recap.split()[2:6])))
 slow = sorted(times, reverse=True)
 print("  tasks over 0.25 s (remote module runs, mostly): %d, %.1f s; the rest: %d, %.1f s" % (
     sum(1 for t, _ in times if t >= 0.25), sum(t for t, _ in times if t >= 0.25),
@@ -63,5 +78,6 @@ for t, name in slow[:int(__import__("os").environ.get("BENCH_TOP", "8"))]:
     print("  %5.2f s  %s" % (t, name))
 PY
   [ -n "${BENCH_KEEP_LOG:-}" ] && cp "$log" "$BENCH_KEEP_LOG.$i"
+  [ -n "${BENCH_KEEP_LOG:-}" ] && cp "$shim/execs" "$BENCH_KEEP_LOG.$i.execs"
   rm -f "$log" "$log.cpu"
 done
