@@ -25,8 +25,10 @@ options:
     elements: dict
     required: true
   inputs:
-    description: This run's inputs (P(glm53.serving.converged_inputs#filter)); ignored with O(facts_only).
-    type: str
+    description:
+      - This run's inputs (P(glm53.serving.converged_inputs#filter)), or a mapping of role names to each role's
+        inputs (a role decided before the others); ignored with O(facts_only).
+    type: raw
     default: ""
   roles:
     description: The bring-up's roles in order; only these are walked.
@@ -66,7 +68,8 @@ def converged(records, inputs="", roles=None, facts_only=False):
         record = by_name.get(role)
         if not record or record.get("differs"):
             break
-        if not facts_only and (not inputs or record.get("inputs") != inputs):
+        wanted = inputs.get(role, "") if isinstance(inputs, dict) else inputs
+        if not facts_only and (not wanted or record.get("inputs") != wanted):
             break
         names.append(role)
         facts.update(record.get("facts") or {})

@@ -132,8 +132,9 @@ options:
         required: true
       roles:
         description: Each role in the bring-up's order, with what to observe (C(observe), a mapping of files,
-          dirs, links, trees, units, users, groups and git, each a list) and the names of the facts it published
-          (C(facts)), restored when it is skipped.
+          dirs, links, trees, units, users, groups and git, each a list), the names of the facts it published
+          (C(facts)), restored when it is skipped, and optionally its own inputs digest (C(inputs)) when it is
+          decided before the run's inputs are known.
         type: list
         elements: dict
         required: true
@@ -507,7 +508,7 @@ def converged_now(module, record):
     """Each recorded role, with what differs on the host now."""
     out = []
     for role in (record or {}).get("roles") or []:
-        out.append(dict(name=role.get("name"), inputs=record.get("inputs"), facts=role.get("facts") or {},
+        out.append(dict(name=role.get("name"), inputs=role.get("inputs") or record.get("inputs"), facts=role.get("facts") or {},
                         differs=_converged.differences(role.get("observed") or {}, module.run_command)))
     return out
 
@@ -520,8 +521,11 @@ def record_converged(module, ledger_path, host, spec):
         if not isinstance(role, dict) or not role.get("name"):
             module.fail_json(msg="install_ledger: converged_record.roles: each role needs a name, got %r" % (role,))
         names = role.get("facts") or []
-        roles.append(dict(name=role["name"], observed=_converged.observe(role.get("observe") or {}, module.run_command),
-                          facts=dict((n, spec["facts"][n]) for n in names if spec["facts"].get(n) is not None)))
+        entry = dict(name=role["name"], observed=_converged.observe(role.get("observe") or {}, module.run_command),
+                     facts=dict((n, spec["facts"][n]) for n in names if spec["facts"].get(n) is not None))
+        if role.get("inputs"):
+            entry["inputs"] = role["inputs"]  # this role's own inputs, when they are not the run's
+        roles.append(entry)
     record = dict(inputs=spec["inputs"], roles=roles)
     if hosts.get(host) == record:
         return False
