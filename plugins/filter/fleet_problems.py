@@ -86,7 +86,7 @@ SECRET = ("serve_api_key",)
 # What a disagreement on a value means when the value itself is not what clients see (the URL scheme).
 SHOWN_AS = {"serve_ssl_certfile_src": "TLS (serve_ssl_certfile_src set or empty: the pool's URL scheme)"}
 # Each host's own address: set once for several hosts (a group's value), every host would reach the same engine.
-PER_HOST = ("probes_base_url", "service_health_url", "rollout_metrics_url")
+PER_HOST = ("serve_url",)
 BUILDERS = (("vllm_fork_build_mode", "vllm_fork_builder_host"), ("flashinfer_build_mode", "flashinfer_builder_host"))
 _UNSET = "(the role's default)"
 

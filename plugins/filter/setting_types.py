@@ -39,7 +39,7 @@ options:
   defer_role_variables:
     description:
       - Leave out a value that could not be evaluated because it uses a variable one of this collection's roles
-        defines, such as C(rollout_metrics_url) written with C(serve_port). It resolves in that role's context,
+        defines, such as C(serve_url) written with C(serve_port). It resolves in that role's context,
         where the role's own check evaluates it. For a check made before any role's defaults are loaded.
     type: bool
     default: false

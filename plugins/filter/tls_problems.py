@@ -161,7 +161,7 @@ def tls_problems(cert_path, key_path, ca="", names=None, min_days=1):
     for name in names or []:
         if name and not _covers(str(name), dns, ips):
             out.append("serve_ssl_certfile_src=%s does not name %s (subjectAltName: %s): the probes connect to %s and "
-                       "would fail the TLS handshake. Issue the certificate for it, or point probes_base_url at a "
+                       "would fail the TLS handshake. Issue the certificate for it, or point serve_url at a "
                        "name it holds." % (cert_path, name, ", ".join(dns + ips) or "none", name))
     if ca:
         try:

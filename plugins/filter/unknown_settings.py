@@ -98,7 +98,8 @@ RENAMED = {
     "probes_service_name": "service_name", "rollout_releases_dir": "venv_releases_dir",
     "serve_model_path": "model_path", "serve_service_user": "venv_service_user", "serve_service_name": "service_name",
     "serve_gpu_compute_capability": "preflight_gpu_compute_capability", "flashinfer_service_user": "venv_service_user",
-    "probes_bench_tokenizer": "model_path",
+    "probes_bench_tokenizer": "model_path", "probes_base_url": "serve_url", "service_health_url": "serve_url",
+    "rollout_metrics_url": "serve_url", "probes_ca_path": "serve_ca_path", "service_ca_path": "serve_ca_path",
 }
 for _old, _new in RENAMED.items():
     REMOVED[_old] = ("%s was another name for %s and was removed (one name per value): set %s instead; every role "

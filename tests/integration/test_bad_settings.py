@@ -156,7 +156,7 @@ SITE = {
     "service-memlock-unlimited": ({"service_limit_memlock": "unlimited"}, ["service_limit_memlock"]),
     "service-mode-docker": ({"service_mode": "docker"}, ["service_mode"]),
     "service-relative-log": ({"service_log_dir": "logs"}, ["service_log_dir=\"logs\""]),
-    "service-url-no-scheme": ({"service_health_url": "localhost:8000"}, ["service_health_url=\"localhost:8000\""]),
+    "service-url-no-scheme": ({"serve_url": "localhost:8000"}, ["serve_url=\"localhost:8000\""]),
     # a second name for one value, removed: refused with the owner's name, never ignored
     "service-port-old-name": ({"service_port": 8001}, ["service_port was another name for serve_port", "set serve_port instead"]),
     # probes
@@ -166,7 +166,7 @@ SITE = {
     "probes-target-tiny": ({"probes_needle_targets": [500]}, ["probes_needle_targets[0]=500"]),
     "probes-depth-150": ({"probes_needle_depths": [10, 150]}, ["probes_needle_depths[1]=150", "0 to 100"]),
     "probes-depth-negative": ({"probes_needle_depths": [-10]}, ["probes_needle_depths[0]=-10"]),
-    "probes-url-no-scheme": ({"probes_base_url": "127.0.0.1:8000"}, ["probes_base_url=\"127.0.0.1:8000\""]),
+    "probes-url-no-scheme": ({"serve_url": "127.0.0.1:8000"}, ["serve_url=\"127.0.0.1:8000\""]),
     "probes-health-0": ({"probes_health_timeout": 0}, ["probes_health_timeout=0"]),
     "probes-health-request-0": ({"probes_health_request_timeout": 0}, ["probes_health_request_timeout=0"]),
     "watchdog-tmux": ({"service_mode": "tmux", "service_watchdog": True}, ["service_watchdog=true needs service_mode=systemd"]),
@@ -545,8 +545,8 @@ ROLLOUT = {
     "heal-drain-forever": ({"heal_drain_timeout": 10 ** 9}, ["heal_drain_timeout=1000000000", "never forever"]),
     "rollout-silence-31700-years": ({"rollout_silence_duration_s": 10 ** 12}, ["rollout_silence_duration_s=", "at most a week"]),
     "rollout-max-fail-200": ({"rollout_max_fail_percentage": 200}, ["rollout_max_fail_percentage=200"]),
-    "rollout-metrics-no-scheme": ({"rollout_metrics_url": "host:8000"}, ["rollout_metrics_url=\"host:8000\""]),
-    "rollout-metrics-newline": ({"rollout_metrics_url": "http://127.0.0.1:8000/metrics\n"}, ["rollout_metrics_url="]),
+    "rollout-metrics-no-scheme": ({"serve_url": "host:8000"}, ["serve_url=\"host:8000\""]),
+    "rollout-metrics-newline": ({"serve_url": "http://127.0.0.1:8000/metrics\n"}, ["serve_url="]),
     "rollout-serial-fullwidth": ({"rollout_serial": "\uff12"}, ["rollout_serial="]),
     "rollout-serial-fraction": ({"rollout_serial": "12.5%"}, ["rollout_serial=\"12.5%\"", "a percentage is a whole number"]),
     "rollout-serial-list": ({"rollout_serial": [1, "0%"]}, ["rollout_serial[1]=\"0%\""]),

@@ -103,15 +103,15 @@ def test_a_role_defaults_own_expression_copied_into_the_inventory_passes(tmp_pat
     """A value written as the role's default is (it uses variables the roles define, which resolve only in a role's
     context) passes: the first check leaves it to the role's own check, which evaluates it. A misspelt variable in
     the same expression is refused naming the setting and the variable."""
-    good = {"rollout_metrics_url": "{{ __glm53_local_origin }}:{{ serve_port }}", "glm53_validate_rollout": True,
+    good = {"serve_url": "{{ __glm53_local_origin }}:{{ serve_port }}", "glm53_validate_rollout": True,
             "serve_served_model_name": "{{ 'glm-5.3-flash' if serve_max_model_len | int > 0 else 'other' }}"}
     proc, _scratch = validate(tmp_path, {"a": {}, "b": {}}, good)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    bad = dict(good, rollout_metrics_url="{{ __glm53_lcal_origin }}:{{ serve_port }}")
+    bad = dict(good, serve_url="{{ __glm53_lcal_origin }}:{{ serve_port }}")
     (tmp_path / "bad").mkdir()
     proc, _scratch = validate(tmp_path / "bad", {"a": {}}, bad)
     assert proc.returncode != 0
-    assert "rollout_metrics_url uses __glm53_lcal_origin, which is not defined" in proc.stdout, proc.stdout[-3000:]
+    assert "serve_url uses __glm53_lcal_origin, which is not defined" in proc.stdout, proc.stdout[-3000:]
 
 
 def test_the_example_inventory_passes_as_shipped_and_its_placeholder_key_is_what_lets_it(tmp_path):

@@ -38,13 +38,13 @@ def report(tmp_path_factory, request):
         request.addfinalizer(engines[name].stop)
     inventory = tmp / "hosts.yml"
     inventory.write_text(json.dumps({"all": {"hosts": {
-        "node-good": {"probes_base_url": good.url, "probes_evidence_dir": str(tmp / "ev-good"),
+        "node-good": {"serve_url": good.url, "probes_evidence_dir": str(tmp / "ev-good"),
                       "probes_textfile_dir": str(tmp / "textfile-good")},
-        "node-bad": {"probes_base_url": bad.url, "probes_evidence_dir": str(tmp / "ev-bad"),
+        "node-bad": {"serve_url": bad.url, "probes_evidence_dir": str(tmp / "ev-bad"),
                      "probes_textfile_dir": str(tmp / "textfile-bad")},
-        "node-poisoned": {"probes_base_url": engines["poisoned"].url, "probes_evidence_dir": str(tmp / "ev-poisoned"),
+        "node-poisoned": {"serve_url": engines["poisoned"].url, "probes_evidence_dir": str(tmp / "ev-poisoned"),
                           "probes_textfile_dir": ""},
-        "node-drifted": {"probes_base_url": engines["drifted"].url, "probes_evidence_dir": str(tmp / "ev-drifted"),
+        "node-drifted": {"serve_url": engines["drifted"].url, "probes_evidence_dir": str(tmp / "ev-drifted"),
                          "probes_textfile_dir": ""}}}}))
     (tmp / "textfile-good").mkdir()
     (tmp / "textfile-bad").mkdir()
@@ -106,7 +106,7 @@ def test_a_fresh_host_is_held_to_the_reference_another_host_made(report, tmp_pat
         for name in engines:
             inventory = tmp_path / (name + ".yml")
             inventory.write_text(json.dumps({"all": {"hosts": {name: {
-                "probes_base_url": engines[name].url, "probes_evidence_dir": str(tmp_path / ("ev-" + name)),
+                "serve_url": engines[name].url, "probes_evidence_dir": str(tmp_path / ("ev-" + name)),
                 "probes_textfile_dir": ""}}}}))
             proc = play(tmp, inventory, report="report-fresh")
             if name == "fresh-drifted":
@@ -139,7 +139,7 @@ def test_each_release_is_held_to_the_weights_not_to_the_release_before(report, t
         try:
             inventory = tmp_path / (release + ".yml")
             inventory.write_text(json.dumps({"all": {"hosts": {"node-" + release: {
-                "probes_base_url": engine.url, "probes_evidence_dir": str(tmp_path / ("ev-" + release)),
+                "serve_url": engine.url, "probes_evidence_dir": str(tmp_path / ("ev-" + release)),
                 "probes_reference_release": release, "probes_needle": False, "probes_textfile_dir": ""}}}}))
             proc = play(tmp, inventory, report="report-" + release)
         finally:
@@ -174,7 +174,7 @@ def test_the_golden_record_judges_a_fleet_of_its_release(report, tmp_path, fault
     try:
         inventory = tmp_path / "fleet.yml"
         inventory.write_text(json.dumps({"all": {"hosts": dict((name, {
-            "probes_base_url": s.url, "probes_evidence_dir": str(tmp_path / ("ev-" + name)), "probes_needle": False,
+            "serve_url": s.url, "probes_evidence_dir": str(tmp_path / ("ev-" + name)), "probes_needle": False,
             "probes_textfile_dir": ""}) for name, s in engines.items())}}))
         proc = play(tmp, inventory, report="report-" + fault)
     finally:

@@ -66,7 +66,7 @@ def run(tmp_path_factory, request):
             host.update(serve_max_model_len=SHORT, probes_needle_targets=[12000])
         s = StandIn(tmp / name, env={"VLLM_STANDIN_BEHAVIOUR": behaviour}, flags=flags).start().wait_ready()
         request.addfinalizer(s.stop)
-        host["probes_base_url"] = s.url
+        host["serve_url"] = s.url
         hosts[name] = host
     inventory = tmp / "hosts.yml"
     inventory.write_text(json.dumps({"all": {"children": {"glm53_serving": {

@@ -218,13 +218,13 @@ def test_the_pool_agrees_on_what_clients_see(name, odd):
 
 
 def test_a_hosts_own_address_set_once_for_the_group_is_refused():
-    url = {"probes_base_url": "http://10.0.1.11:8000"}
+    url = {"serve_url": "http://10.0.1.11:8000"}
     problems = _fleet({"gpu-01": dict(url), "gpu-02": dict(url)})
-    assert len(problems) == 1 and "probes_base_url" in problems[0] and "same engine" in problems[0], problems
-    loopback = {"probes_base_url": "http://127.0.0.1:8000"}
+    assert len(problems) == 1 and "serve_url" in problems[0] and "same engine" in problems[0], problems
+    loopback = {"serve_url": "http://127.0.0.1:8000"}
     assert _fleet({"gpu-01": dict(loopback), "gpu-02": dict(loopback)}) == []
-    assert _fleet({"gpu-01": {"probes_base_url": "http://10.0.1.11:8000"},
-                   "gpu-02": {"probes_base_url": "http://10.0.1.12:8000"}}) == []
+    assert _fleet({"gpu-01": {"serve_url": "http://10.0.1.11:8000"},
+                   "gpu-02": {"serve_url": "http://10.0.1.12:8000"}}) == []
 
 
 @pytest.mark.parametrize("value", ["/opt/glm53;touch /x", "/opt/$(id)/venv", "/opt/`id`", "/var/lib/glm53%h", "/opt/a|b"])

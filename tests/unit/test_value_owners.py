@@ -16,11 +16,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # a value of its own derived from it (a URL, a file under a folder), never a second name for the same value.
 # owner: the variables of other roles whose defaults derive from it
 OWNERS = {
-    "serve_port": ["probes_base_url", "service_health_url", "rollout_metrics_url"],
-    "serve_host": ["probes_base_url", "service_health_url", "rollout_metrics_url"],
-    "serve_ssl_certfile_src": ["probes_base_url", "service_health_url", "rollout_metrics_url"],
-    "serve_ssl_ca_certs_src": ["probes_ca_path", "service_ca_path"],
-    "serve_tls_dir": ["probes_ca_path", "service_ca_path"],
     "serve_max_model_len": ["probes_bench_long_input_len"],
     "venv_service_home": ["service_writable_paths", "heal_state_file"],
     "venv_path": ["flashinfer_venv_path", "vllm_fork_venv_path", "serve_venv_path", "probes_bench_vllm",
@@ -42,7 +37,10 @@ from ansible_collections.glm53.serving.plugins.filter.unknown_settings import RE
 
 
 def test_the_removed_names_are_the_second_names_of_shared_values():
-    assert len(REMOVED_ALIASES) == 27
+    assert len(REMOVED_ALIASES) == 32
+    # one engine URL and one CA path, whichever role reads them
+    assert {REMOVED_ALIASES[k] for k in ("probes_base_url", "service_health_url", "rollout_metrics_url")} == {"serve_url"}
+    assert {REMOVED_ALIASES[k] for k in ("probes_ca_path", "service_ca_path")} == {"serve_ca_path"}
     assert {REMOVED_ALIASES[k] for k in ("service_port", "preflight_serve_port")} == {"serve_port"}
     assert {REMOVED_ALIASES[k] for k in ("service_api_key", "probes_api_key")} == {"serve_api_key"}
     assert {REMOVED_ALIASES[k] for k in ("serve_model_path", "probes_bench_tokenizer")} == {"model_path"}

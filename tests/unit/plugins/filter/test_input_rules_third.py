@@ -76,7 +76,7 @@ def test_only_secrets_are_hidden():
     ("serve", "serve_api_key", "key\ue000", "serve_api_key", "U+E000"),
     ("serve", "serve_served_model_name", "glm\u037853", "serve_served_model_name", "U+0378"),
     ("service", "service_name", "vllm\u2028glm53", "service_name", "U+2028 LINE SEPARATOR"),
-    ("probes", "probes_base_url", "http://127.0.0.1:8000\ufff9", "probes_base_url", "U+FFF9"),
+    ("serve", "serve_url", "http://127.0.0.1:8000\ufff9", "serve_url", "U+FFF9"),
     ("serve", "serve_host", "0.0.0.0\U000e0001", "serve_host", "U+E0001 LANGUAGE TAG"),
 ])
 def test_invisible_and_control_characters_are_refused_in_any_string(role, name, value, where, code):
