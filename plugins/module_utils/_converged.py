@@ -10,7 +10,8 @@ An observation spec is a mapping of kinds to lists:
   dirs   a folder's mode, owner and group
   links  where a link points
   trees  a folder's entries, one level: each name with its type, size, mode and modification time (a package added,
-         removed or reinstalled in site-packages, a shard replaced, a marker file made)
+         removed or reinstalled in site-packages, a shard replaced, a marker file made); Python's __pycache__ left
+         out (an interpreter run from the folder writes it)
   units  systemd units' ActiveState, UnitFileState, NeedDaemonReload and FragmentPath
   users  a user's uid, gid, home and shell
   groups a group's gid
@@ -71,7 +72,7 @@ def _link(path):
 
 def _tree(path):
     try:
-        names = sorted(os.listdir(path))
+        names = sorted(n for n in os.listdir(path) if n != "__pycache__")
     except OSError:
         return None
     digest = hashlib.sha256()

@@ -136,3 +136,13 @@ def test_the_inputs_follow_every_value():
     assert a == converged_inputs({"sources": {"vllm_fork": {"commit": "f2935ce322"}}, "settings": [1, "x"]})
     assert a != converged_inputs({"settings": [1, "x"], "sources": {"vllm_fork": {"commit": "f2935ce323"}}})
     assert len(a) == 64
+
+
+def test_an_interpreters_cache_is_not_a_difference(tmp_path):
+    (tmp_path / "gate.py").write_text("x = 1\n")
+    before = _converged.observe({"trees": [str(tmp_path)]})
+    (tmp_path / "__pycache__").mkdir()  # root ran the gate: Python wrote its cache beside it
+    (tmp_path / "__pycache__" / "gate.cpython-311.pyc").write_bytes(b"\0")
+    assert _converged.differences(before) == []
+    (tmp_path / "marker").write_text("")
+    assert _converged.differences(before) and _converged.differences(before)[0].startswith("tree %s: " % tmp_path)
