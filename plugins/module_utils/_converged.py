@@ -27,17 +27,11 @@ import os
 import pwd
 import stat
 
+from ansible_collections.glm53.serving.plugins.module_utils._model_files import sha256_file
+
 KINDS = ("files", "dirs", "links", "trees", "units", "users", "groups", "git")
 UNIT_PROPERTIES = ("ActiveState", "UnitFileState", "NeedDaemonReload", "FragmentPath")
 RECORD_VERSION = 1
-
-
-def _sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _file(path):
@@ -48,7 +42,7 @@ def _file(path):
     if not stat.S_ISREG(st.st_mode):
         return {"type": stat.S_IFMT(st.st_mode)}
     try:
-        digest = _sha256(path)
+        digest = sha256_file(path)
     except OSError as exc:
         digest = "unreadable: %s" % exc.strerror
     return {"sha256": digest, "mode": "%04o" % stat.S_IMODE(st.st_mode), "uid": st.st_uid, "gid": st.st_gid}
