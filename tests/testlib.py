@@ -184,11 +184,11 @@ SERVE_PLAYBOOK = os.path.join(REPO, "tests", "integration", "serve", "playbook.y
 
 def serve_role_vars(tmp_path, **overrides):
     """The serve role's variables for a render into tmp_path, with the overrides."""
-    return {"ansible_python_interpreter": sys.executable, "serve_venv_path": sys.prefix,
+    return {"ansible_python_interpreter": sys.executable, "venv_path": sys.prefix,
              "serve_script_path": str(tmp_path / "bin" / "serve.sh"), "serve_env_file": str(tmp_path / "etc" / "vllm.env"),
-             "model_path": "/srv/models/GLM-5.3-Flash-AWQ-INT4", "serve_fork_src_dir": "/opt/glm53/src/vllm-glm53",
+             "model_path": "/srv/models/GLM-5.3-Flash-AWQ-INT4", "vllm_fork_src_dir": "/opt/glm53/src/vllm-glm53",
              "serve_api_key": "s3cret-key", "serve_port": free_port(),
-             "serve_runtime_env": {"CUDA_HOME": "/opt/glm53/venv/lib/python3.10/site-packages/nvidia/cu13",
+             "venv_runtime_env": {"CUDA_HOME": "/opt/glm53/venv/lib/python3.10/site-packages/nvidia/cu13",
                                    "VLLM_USE_BREAKABLE_CUDAGRAPH": "0", "FLASHINFER_DISABLE_VERSION_CHECK": "1",
                                    "PYTHONFAULTHANDLER": "1"},
              **overrides}

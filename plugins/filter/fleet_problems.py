@@ -87,7 +87,8 @@ SECRET = ("serve_api_key",)
 SHOWN_AS = {"serve_ssl_certfile_src": "TLS (serve_ssl_certfile_src set or empty: the pool's URL scheme)"}
 # Each host's own address: set once for several hosts (a group's value), every host would reach the same engine.
 PER_HOST = ("serve_url",)
-BUILDERS = (("vllm_fork_build_mode", "vllm_fork_builder_host"), ("flashinfer_build_mode", "flashinfer_builder_host"))
+# The build-once modes of both roles compile on one builder host.
+BUILDERS = (("vllm_fork_build_mode", "vllm_fork_builder_host"), ("flashinfer_build_mode", "vllm_fork_builder_host"))
 _UNSET = "(the role's default)"
 
 
@@ -160,7 +161,7 @@ def fleet_problems(hosts, pattern, groups, hostvars, agree=True):
     # each host's value of each setting, read (and templated) once
     if not agree:
         return []  # the pool's agreement is the bring-up's check; a playbook that only probes checks its own
-    read = AGREE + PER_HOST + tuple(n for pair in BUILDERS for n in pair)
+    read = AGREE + PER_HOST + tuple(sorted(set(n for pair in BUILDERS for n in pair)))
     values = dict((name, dict((h, _get(hostvars[h], name)) for h in hosts)) for name in read)
     # a host's own URLs that do not resolve are the roles' to name (with the role's context); the pool's here
     out = _unresolved(hosts, values, tuple(n for n in read if n not in PER_HOST))

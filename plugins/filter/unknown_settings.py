@@ -100,6 +100,11 @@ RENAMED = {
     "serve_gpu_compute_capability": "preflight_gpu_compute_capability", "flashinfer_service_user": "venv_service_user",
     "probes_bench_tokenizer": "model_path", "probes_base_url": "serve_url", "service_health_url": "serve_url",
     "rollout_metrics_url": "serve_url", "probes_ca_path": "serve_ca_path", "service_ca_path": "serve_ca_path",
+    "flashinfer_builder_host": "vllm_fork_builder_host", "flashinfer_wheelhouse": "vllm_fork_wheelhouse",
+    "flashinfer_controller_wheelhouse": "vllm_fork_controller_wheelhouse", "preflight_evidence_dir": "probes_evidence_dir",
+    "flashinfer_venv_path": "venv_path", "vllm_fork_venv_path": "venv_path", "serve_venv_path": "venv_path",
+    "flashinfer_runtime_env": "venv_runtime_env", "vllm_fork_runtime_env": "venv_runtime_env",
+    "serve_runtime_env": "venv_runtime_env", "serve_fork_src_dir": "vllm_fork_src_dir",
 }
 for _old, _new in RENAMED.items():
     REMOVED[_old] = ("%s was another name for %s and was removed (one name per value): set %s instead; every role "

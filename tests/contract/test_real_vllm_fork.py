@@ -58,13 +58,13 @@ def fork(tmp_path_factory):
 
 def run_role(fork):
     tmp, c = fork["tmp"], fork["commits"]
-    extra = {"ansible_python_interpreter": sys.executable, "vllm_fork_venv_path": str(fork["venv"]),
+    extra = {"ansible_python_interpreter": sys.executable, "venv_path": str(fork["venv"]),
              "vllm_fork_src_dir": str(tmp / "src" / "vllm-glm53"), "vllm_fork_repo_url": str(tmp / "vllm-glm53.git"),
              "vllm_fork_version": "sm89-longctx-fix-v2", "vllm_fork_minimum_commit": c["minimum"][:10],
              "vllm_fork_required_commits": [{"commit": c["mhc"][:9], "name": "mHC fused-norm fix"},
                                             {"commit": c["longctx"][:9], "name": "long-context graph fix"}],
              "vllm_fork_build_log": str(tmp / "log" / "vllm-fork-build.log"), "vllm_fork_max_jobs": 2,
-             "vllm_fork_runtime_env": {}, "vllm_fork_extra_build_env": {"VLLM_TARGET_DEVICE": "empty"},
+             "venv_runtime_env": {}, "vllm_fork_extra_build_env": {"VLLM_TARGET_DEVICE": "empty"},
              "glm53_output_dir": str(tmp / "out"), "glm53_test_proof": str(tmp / "proof.json")}
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
     t0 = time.monotonic()
@@ -88,7 +88,7 @@ def test_the_real_source_builds_without_kernels_proves_and_parses_the_cards_flag
                                                         check=True).stdout.split()[0] for p in (src, fork["venv"])))
 
     # The serve role's own parser check, in the built venv, accepts the card's flags.
-    proc, _extra = run_serve_role(fork["tmp"] / "serve", serve_venv_path=str(fork["venv"]), serve_check_environment=CPU)
+    proc, _extra = run_serve_role(fork["tmp"] / "serve", venv_path=str(fork["venv"]), serve_check_environment=CPU)
     assert proc.returncode == 0, proc.stdout[-3000:]
     argv = exec_argv((fork["tmp"] / "serve" / "bin" / "serve.sh").read_text())
     r = run_module(vllm_serve_args, {"venv": str(fork["venv"]), "argv": argv[2:], "environment": CPU})

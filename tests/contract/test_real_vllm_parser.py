@@ -22,7 +22,7 @@ if not os.path.exists(os.path.join(VENV, "bin", "python")):  # pragma: no cover 
 def default_render(tmp_path_factory):
     """The serve role with its defaults, its own parser check running in the real vLLM's venv."""
     tmp = tmp_path_factory.mktemp("render")
-    proc, _extra = run_serve_role(tmp, serve_venv_path=VENV, serve_check_environment=CPU)
+    proc, _extra = run_serve_role(tmp, venv_path=VENV, serve_check_environment=CPU)
     return proc, tmp
 
 
@@ -56,7 +56,7 @@ def test_the_default_rendered_argv_parses_with_vllm_0_28_0(run_module, default_r
 def test_the_role_refuses_a_misspelt_reasoning_parser_before_writing(tmp_path):
     """Refused by the validation's table of vLLM 0.28.0 (plugins/module_utils/_vllm_cli_data.py), before the
     parser check with the installed vLLM could run; the module-level cases below are that check's."""
-    proc, _extra = run_serve_role(tmp_path, serve_venv_path=VENV, serve_check_environment=CPU,
+    proc, _extra = run_serve_role(tmp_path, venv_path=VENV, serve_check_environment=CPU,
                                   serve_reasoning_parser="glm-47")
     assert proc.returncode != 0
     assert 'serve_reasoning_parser=\\"glm-47\\" is not a reasoning parser of vLLM 0.28.0' in proc.stdout, proc.stdout[-3000:]

@@ -21,11 +21,11 @@ echo "setup: $(( $(date +%s) - t0 )) s"
 run_role() {
   run_playbook tests/integration/flashinfer/playbook.yml "$(python3 -c '
 import json, os, sys
-print(json.dumps({"ansible_python_interpreter": sys.executable, "flashinfer_venv_path": "/tmp/glm53-venv",
+print(json.dumps({"ansible_python_interpreter": sys.executable, "venv_path": "/tmp/glm53-venv",
   "flashinfer_src_dir": "/tmp/src/flashinfer", "flashinfer_repo_url": "/tmp/flashinfer.git",
   "flashinfer_version": "v0.6.16.post3", "flashinfer_build_log": os.environ["OUT"] + "/flashinfer-build.log",
   "flashinfer_cuda_arch_list": os.environ["ARCH"], "flashinfer_allow_other_arch": True,
-  "flashinfer_runtime_env": {"FLASHINFER_DISABLE_VERSION_CHECK": "1"}, "glm53_output_dir": "/tmp/glm53-output"}))')"
+  "venv_runtime_env": {"FLASHINFER_DISABLE_VERSION_CHECK": "1"}, "glm53_output_dir": "/tmp/glm53-output"}))')"
 }
 t1=$(date +%s)
 run_role > "$OUT/role.log"

@@ -23,13 +23,13 @@ echo "setup: $(( $(date +%s) - t0 )) s"
 extra=$(python3 -c '
 import json, os, sys
 c = json.load(open(os.environ["OUT"] + "/commits.json"))
-print(json.dumps({"ansible_python_interpreter": sys.executable, "vllm_fork_venv_path": "/tmp/glm53-venv",
+print(json.dumps({"ansible_python_interpreter": sys.executable, "venv_path": "/tmp/glm53-venv",
   "vllm_fork_src_dir": "/tmp/src/vllm-glm53", "vllm_fork_repo_url": "/tmp/vllm-glm53.git",
   "vllm_fork_version": "sm89-longctx-fix-v2", "vllm_fork_minimum_commit": c["minimum"][:10],
   "vllm_fork_required_commits": [{"commit": c["mhc"][:9], "name": "mHC fused-norm fix"},
                                  {"commit": c["longctx"][:9], "name": "long-context graph fix"}],
   "vllm_fork_build_log": os.environ["OUT"] + "/vllm-fork-build.log", "vllm_fork_max_jobs": 8,
-  "vllm_fork_runtime_env": {}, "vllm_fork_extra_build_env": {"VLLM_TARGET_DEVICE": "empty"},
+  "venv_runtime_env": {}, "vllm_fork_extra_build_env": {"VLLM_TARGET_DEVICE": "empty"},
   "glm53_output_dir": "/tmp/glm53-output"}))')
 t1=$(date +%s)
 run_playbook tests/gpu/vllm_fork.yml "$extra" > "$OUT/role.log" || { tail -40 "$OUT/role.log"; tail -30 "$OUT/vllm-fork-build.log"; exit 1; }

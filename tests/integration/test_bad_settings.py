@@ -36,7 +36,6 @@ def base(tmp):
         "venv_path": t + "/venv", "venv_service_user": USER, "venv_service_group": USER,
         "venv_service_home": t + "/home",
         "flashinfer_src_dir": t + "/src/flashinfer", "flashinfer_build_log": t + "/log/fi.log",
-        "flashinfer_wheelhouse": t + "/wheels", "flashinfer_controller_wheelhouse": t + "/relay",
         "vllm_fork_src_dir": t + "/src/vllm", "vllm_fork_build_log": t + "/log/vllm.log",
         "vllm_fork_wheelhouse": t + "/wheels", "vllm_fork_controller_wheelhouse": t + "/relay",
         "model_path": t + "/models/glm", "model_hf_cache_dir": t + "/models/cache", "model_tools_venv": t + "/tools",
@@ -46,7 +45,7 @@ def base(tmp):
         "service_name": UNIT, "service_gate_dir": t + "/libexec", "service_config_dir": t + "/etc",
         "service_state_dir": t + "/run", "service_log_dir": t + "/log",
         "probes_evidence_dir": t + "/evidence", "probes_report_dir": t + "/report",
-        "preflight_evidence_dir": t + "/evidence", "preflight_nvidia_smi": t + "/no-nvidia-smi",
+        "preflight_nvidia_smi": t + "/no-nvidia-smi",
         "preflight_disk_requirements": [{"path": t + "/opt", "min_free_gib": 1}],
         # the good hosts pass validation and write the host's ledger (this machine's) before preflight stops them:
         # beside the scratch folder, which must stay empty
@@ -101,7 +100,7 @@ SITE = {
     "serve-relative-env": ({"serve_env_file": "vllm.env"}, ["serve_env_file=\"vllm.env\""]),
     "serve-relative-model": ({"model_path": "models/GLM"}, ["model_path=\"models/GLM\""]),
     "serve-dotdot-model": ({"model_path": "/srv/../etc"}, ["model_path=\"/srv/../etc\""]),
-    "serve-relative-venv": ({"serve_venv_path": "venv"}, ["serve_venv_path=\"venv\""]),
+    "serve-relative-venv": ({"venv_path": "venv"}, ["venv_path=\"venv\""]),
     "serve-name-space": ({"serve_served_model_name": "glm53 flash"}, ["serve_served_model_name"]),
     # serve: the escape hatch
     "extra-max-model-len": ({"serve_extra_args": ["--max-model-len", "1048576"]}, ["'--max-model-len'", "serve_max_model_len instead"]),

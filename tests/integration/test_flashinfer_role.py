@@ -30,7 +30,7 @@ def venv_with_wheel_install(tmp_path, version, build_meta=None):
 
 
 def run_role(tmp_path, venv):
-    extra = {"ansible_python_interpreter": sys.executable, "flashinfer_venv_path": str(venv),
+    extra = {"ansible_python_interpreter": sys.executable, "venv_path": str(venv),
              "flashinfer_src_dir": str(tmp_path / "src"), "flashinfer_repo_url": str(tmp_path / "no-such-repo")}
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
     return subprocess.run(["ansible-playbook", "-i", "localhost,", PLAYBOOK, "-e", json.dumps(extra)],

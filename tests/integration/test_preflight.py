@@ -26,7 +26,7 @@ def case_vars(tmp_path, case="l40s-8x", **overrides):
         "fake_nvidia_smi_dir": os.path.join(FIXTURES, "nvidia-smi", case),
         "marker": str(tmp_path / "marker"),
         "preflight_nvidia_smi": os.path.join(FAKES, "nvidia-smi"),
-        "preflight_evidence_dir": str(tmp_path / "evidence"),
+        "probes_evidence_dir": str(tmp_path / "evidence"),
         "preflight_disk_requirements": [{"path": str(tmp_path / "build"), "min_free_gib": 1, "purpose": "builds"},
                                         {"path": str(tmp_path / "models" / "x"), "min_free_gib": 1,
                                          "purpose": "weights"}],

@@ -36,10 +36,10 @@ def real(tmp_path_factory):
 
 def run_role(real, version):
     tmp = real["tmp"]
-    extra = {"ansible_python_interpreter": sys.executable, "flashinfer_venv_path": str(real["venv"]),
+    extra = {"ansible_python_interpreter": sys.executable, "venv_path": str(real["venv"]),
              "flashinfer_src_dir": str(tmp / "src" / "flashinfer"), "flashinfer_repo_url": str(tmp / "flashinfer.git"),
              "flashinfer_version": version, "flashinfer_build_log": str(tmp / "log" / "flashinfer-build.log"),
-             "flashinfer_runtime_env": {"FLASHINFER_DISABLE_VERSION_CHECK": "1"}, "glm53_output_dir": str(tmp / "out")}
+             "venv_runtime_env": {"FLASHINFER_DISABLE_VERSION_CHECK": "1"}, "glm53_output_dir": str(tmp / "out")}
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
     t0 = time.monotonic()
     proc = subprocess.run(["ansible-playbook", "-i", "localhost,", "-c", "local", PLAYBOOK, "-e", json.dumps(extra)],

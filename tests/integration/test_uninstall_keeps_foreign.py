@@ -46,8 +46,8 @@ def test_uninstall_removes_what_it_made_and_keeps_what_others_put_in_its_folders
     # site.yml's claims, before anything is made: every folder is the collection's
     claims = [{"name": n, "path": host[n]} for n in (
         "venv_releases_dir", "venv_service_home", "venv_path", "flashinfer_src_dir", "vllm_fork_src_dir",
-        "service_gate_dir", "service_config_dir", "service_state_dir", "service_log_dir", "preflight_evidence_dir",
-        "probes_bench_dir", "model_tools_venv", "flashinfer_wheelhouse", "probes_textfile_dir")] + [
+        "service_gate_dir", "service_config_dir", "service_state_dir", "service_log_dir", "probes_evidence_dir",
+        "probes_bench_dir", "model_tools_venv", "vllm_fork_wheelhouse", "probes_textfile_dir")] + [
         {"name": n, "path": host[n], "kind": "file"} for n in (
             "serve_script_path", "serve_env_file", "model_verify_cache_file")]
     first = run_module(install_ledger, {"path": str(ledger), "previous_path": "", "claims": claims})

@@ -18,14 +18,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 OWNERS = {
     "serve_max_model_len": ["probes_bench_long_input_len"],
     "venv_service_home": ["service_writable_paths", "heal_state_file"],
-    "venv_path": ["flashinfer_venv_path", "vllm_fork_venv_path", "serve_venv_path", "probes_bench_vllm",
-                  "probes_bench_label"],
-    "venv_releases_dir": ["flashinfer_venv_path", "vllm_fork_venv_path", "serve_venv_path", "probes_bench_vllm",
-                          "probes_bench_label"],
+    "venv_path": ["flashinfer_src_dir", "probes_bench_vllm", "probes_bench_label"],
+    "venv_releases_dir": ["flashinfer_src_dir", "probes_bench_vllm", "probes_bench_label"],
     "venv_releases_keep": ["preflight_disk_requirements"],
     "model_path": ["probes_reference_weights"],
-    "venv_runtime_env": ["flashinfer_runtime_env", "vllm_fork_runtime_env", "serve_runtime_env"],
-    "vllm_fork_src_dir": ["serve_fork_src_dir"],
     "vllm_fork_build_mode": ["serve_fork_on_pythonpath", "venv_release_pins"],
     "flashinfer_build_mode": ["venv_release_pins"],
     "vllm_fork_cuda_arch_list": ["venv_release_pins"],
@@ -37,7 +33,7 @@ from ansible_collections.glm53.serving.plugins.filter.unknown_settings import RE
 
 
 def test_the_removed_names_are_the_second_names_of_shared_values():
-    assert len(REMOVED_ALIASES) == 32
+    assert len(REMOVED_ALIASES) == 43
     # one engine URL and one CA path, whichever role reads them
     assert {REMOVED_ALIASES[k] for k in ("probes_base_url", "service_health_url", "rollout_metrics_url")} == {"serve_url"}
     assert {REMOVED_ALIASES[k] for k in ("probes_ca_path", "service_ca_path")} == {"serve_ca_path"}
@@ -45,9 +41,18 @@ def test_the_removed_names_are_the_second_names_of_shared_values():
     assert {REMOVED_ALIASES[k] for k in ("service_api_key", "probes_api_key")} == {"serve_api_key"}
     assert {REMOVED_ALIASES[k] for k in ("serve_model_path", "probes_bench_tokenizer")} == {"model_path"}
     assert REMOVED_ALIASES["rollout_releases_dir"] == "venv_releases_dir"
-    assert all(new in OWNERS or new in SHARED for new in REMOVED_ALIASES.values())
-# Settings that look alike but are separate on purpose.
-INDEPENDENT = {("preflight_evidence_dir", "probes_evidence_dir")}
+    # one builder host, one wheel cache and one relay for both builds; one evidence folder on a host
+    assert {REMOVED_ALIASES["flashinfer_" + k] for k in ("builder_host", "wheelhouse", "controller_wheelhouse")} == {
+        "vllm_fork_builder_host", "vllm_fork_wheelhouse", "vllm_fork_controller_wheelhouse"}
+    assert REMOVED_ALIASES["preflight_evidence_dir"] == "probes_evidence_dir"
+    # the venv, its runtime environment and the fork's checkout under the one name every role reads
+    assert {REMOVED_ALIASES[r + "_venv_path"] for r in ("flashinfer", "vllm_fork", "serve")} == {"venv_path"}
+    assert {REMOVED_ALIASES[r + "_runtime_env"] for r in ("flashinfer", "vllm_fork", "serve")} == {"venv_runtime_env"}
+    assert REMOVED_ALIASES["serve_fork_src_dir"] == "vllm_fork_src_dir"
+    assert all(new in OWNERS or new in SHARED or new == "venv_runtime_env" for new in REMOVED_ALIASES.values())
+# Settings that look alike but are separate on purpose: each build has its own mode (FlashInfer built on every host
+# while the fork comes from the index) and its own architecture list (FlashInfer's JIT list may add one).
+INDEPENDENT = {("flashinfer_build_mode", "vllm_fork_build_mode"), ("flashinfer_cuda_arch_list", "vllm_fork_cuda_arch_list")}
 
 
 def defaults():
@@ -63,7 +68,7 @@ with open(os.path.join(REPO, "roles", "_defaults", "defaults", "main.yml")) as _
     SHARED = yaml.safe_load(_fh)
 # Owners that stay in their role: derived from that role's own settings (the release's venv), or a mapping a task
 # sets (venv_runtime_env, from the serving release).
-IN_ROLE = {"venv_path", "venv_runtime_env", "vllm_fork_src_dir"}
+IN_ROLE = {"venv_path", "venv_runtime_env"}
 
 
 @pytest.mark.parametrize("owner", sorted(OWNERS))
@@ -112,13 +117,29 @@ def test_every_default_that_reads_another_role_is_a_declared_derivation():
     assert {o: sorted(n) for o, n in found.items()} == {o: sorted(n) for o, n in declared.items() if n & set(DEFAULTS)}
 
 
+def _normal(value):
+    """A default as an expression, whitespace normalised: `{{x}}`, `{{ x }}` and a folded `>-` block compare equal."""
+    text = re.sub(r"\s+", " ", str(value)).strip()
+    return re.sub(r"\s*\}\}", " }}", re.sub(r"\{\{\s*", "{{ ", text))
+
+
+def _alias_of(value):
+    """The variable a default only renames (`{{ x }}`, `{{ x | default(...) }}`), or None."""
+    m = re.fullmatch(r"\{\{ ([a-z_]\w*)(?: \| default\([^()]*(?:\([^()]*\))?[^()]*\))? \}\}", _normal(value))
+    return m.group(1) if m else None
+
+
 def test_no_default_is_another_name_for_a_value():
-    """`service_port: "{{ serve_port }}"` is one value under two names: roles read the owner's name."""
-    aliases = [name for name, (role, value) in _role_defaults().items()
-               if re.fullmatch(r"\{\{ *([a-z]\w*) *\}\}", str(value).strip())
-               and _owner_role(re.fullmatch(r"\{\{ *([a-z]\w*) *\}\}", str(value).strip()).group(1))
-               not in (None, _owner_role(name))]
+    """`service_port: "{{ serve_port }}"` (or `{{ serve_port | default(8000) }}`, or `{{ __glm53_x }}`, a shared
+    value) is one value under two names: roles read the owner's name. A role's default may rename only its own."""
+    aliases = ["%s: %s" % (name, _normal(value)) for name, (role, value) in _role_defaults().items()
+               if role != "_defaults" and _alias_of(value)
+               and _owner_role(_alias_of(value)) != _owner_role(name)]
     assert aliases == []
+    # the check reaches what it is about: each of these forms is found
+    for form in ("{{ serve_port }}", "{{serve_port}}", "{{ __glm53_venv_path }}", "{{ venv_runtime_env | default({}) }}",
+                 "{{ serve_port\n  | default(8000) }}"):
+        assert _alias_of(form), form
 
 
 @pytest.mark.parametrize("old", sorted(REMOVED_ALIASES))
@@ -174,15 +195,29 @@ def test_no_role_falls_back_on_a_shared_value():
     assert "hostvars[h].serve_port | default(8000)" in text
 
 
-def test_no_two_roles_hard_code_the_same_setting():
-    """Two roles' variables with the same suffix and the same literal default are one value set twice."""
-    literal = dict((k, v) for k, v in DEFAULTS.items() if "{{" not in str(v) and v not in ("", [], {}, None, True, False))
+def _suffix(name):
+    """A setting's name without its role's prefix (vllm_fork_wheelhouse: wheelhouse, as flashinfer_wheelhouse)."""
+    role = _owner_role(name)
+    return name[len(role) + 1:] if role else name
+
+
+def _doubles(defaults):
     by_suffix = {}
-    for name, value in literal.items():
-        suffix = name.split("_", 1)[1]
-        by_suffix.setdefault((suffix, repr(value)), []).append(name)
-    doubles = [sorted(v) for v in by_suffix.values() if len(v) > 1 and tuple(sorted(v)) not in INDEPENDENT]
-    assert doubles == [], "set in two places: %s" % doubles
+    for name, value in defaults.items():
+        if value in ("", [], {}, None, True, False):
+            continue
+        by_suffix.setdefault((_suffix(name), _normal(value)), []).append(name)
+    return [tuple(sorted(v)) for v in by_suffix.values()
+            if len(set(map(_owner_role, v))) > 1 and tuple(sorted(v)) not in INDEPENDENT]
+
+
+def test_no_two_roles_set_the_same_setting():
+    """Two roles' variables with the same name but for the role's prefix (whatever the prefix: vllm_fork_ as much as
+    serve_) and the same default, a literal or an expression compared whitespace-normalised, are one value set twice."""
+    assert _doubles(DEFAULTS) == [], "set in two places"
+    # it finds the pairs it is about: across prefixes, and expressions written differently
+    assert _doubles({"vllm_fork_wheelhouse": "/var/cache/w", "flashinfer_wheelhouse": "/var/cache/w"})
+    assert _doubles({"serve_venv_path": "{{ __glm53_venv_path }}", "vllm_fork_venv_path": "{{__glm53_venv_path}}"})
 
 
 def test_test_inventories_set_no_value_twice():
