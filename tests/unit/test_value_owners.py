@@ -267,22 +267,16 @@ def test_every_entry_point_used_from_outside_is_specced():
 
 
 # The copies the line comparison finds in the molecule scenarios that are still to be made one (the platforms'
-# container settings each scenario spells out: a list, which molecule's base config replaces and does not merge;
-# stories that repeat steps of another). Each must go; a copy not listed here fails, and so does a listed one that
-# is gone, so the list only shrinks.
+# container settings each scenario spells out: a list, which molecule's base config replaces and does not merge).
+# Each must go; a copy not listed here fails, and so does a listed one that is gone, so the list only shrinks.
 MOLECULE_COPIES = {
     ("molecule/build/molecule.yml", "molecule/build_once/molecule.yml"),
-    ("molecule/fleet/side_effect.yml", "molecule/fleet/side_effect.yml"),
     ("molecule/fleet/molecule.yml", "molecule/tmux/molecule.yml"),
     ("molecule/default/molecule.yml", "molecule/tmux/molecule.yml"),
     ("molecule/build_once/molecule.yml", "molecule/tmux/molecule.yml"),
     ("molecule/build_once/molecule.yml", "molecule/default/molecule.yml"),
     ("molecule/build/molecule.yml", "molecule/tmux/molecule.yml"),
     ("molecule/build/molecule.yml", "molecule/default/molecule.yml"),
-    ("molecule/tmux/side_effect.yml", "molecule/default/stories/config_change_restarts_once.yml"),
-    ("molecule/default/cleanup.yml", "molecule/default/cleanup.yml"),
-    ("molecule/tmux/side_effect.yml", "molecule/default/tasks/kill9_cycle.yml"),
-    ("molecule/default/stories/converge_in_one_run.yml", "molecule/default/stories/dry_run.yml"),
 }
 
 
