@@ -71,12 +71,21 @@ with open(os.path.join(REPO, "roles", "_defaults", "defaults", "main.yml")) as _
 IN_ROLE = {"venv_path", "venv_runtime_env"}
 
 
+def _expanded(text):
+    """A default's text with the shared derived values it goes through (__glm53_*, at any depth) appended."""
+    seen = set()
+    while True:
+        new = set(re.findall(r"\b__glm53_\w+", text)) - seen
+        if not new:
+            return text
+        seen |= new
+        text += " " + " ".join(str(SHARED.get(shared, "")) for shared in sorted(new))
+
+
 @pytest.mark.parametrize("owner", sorted(OWNERS))
 def test_derived_defaults_refer_to_their_owner(owner):
     for name in OWNERS[owner]:
-        value = str(DEFAULTS[name])
-        for shared in re.findall(r"\b__glm53_\w+", value):  # through a shared derived value
-            value += " " + str(SHARED[shared])
+        value = _expanded(str(DEFAULTS[name]))  # through shared derived values
         assert "{{" in value and re.search(r"\b%s\b" % owner, value), "%s does not take %s: %r" % (name, owner, value)
 
 
@@ -106,9 +115,7 @@ def test_every_default_that_reads_another_role_is_a_declared_derivation():
     for name, (role, value) in _role_defaults().items():
         if role == "_defaults":
             continue
-        text = str(value)
-        for shared in re.findall(r"\b__glm53_\w+", text):
-            text += " " + str(SHARED.get(shared, ""))
+        text = _expanded(str(value))
         for used in set(re.findall(r"(?<![.\w])([a-z][a-z0-9]*_[a-z0-9_]+)\b", text)) & known:
             owner_role = _owner_role(used)
             if owner_role and owner_role != _owner_role(name):
@@ -315,3 +322,25 @@ def test_no_private_name_is_read_outside_its_role():
                     if m.group(1) != own:
                         found.append("%s: %s" % (os.path.relpath(path, REPO), m.group(0)))
     assert not found, "private names read outside their role:\n" + "\n".join(sorted(set(found)))
+
+
+def test_the_release_links_are_spelled_once():
+    """`<venv_releases_dir>/current` (and /previous) is spelled in one place, roles/_defaults' __glm53_release_links:
+    the venv role reads it into venv_serving; a reader without venv_serving takes the link by that name."""
+    spelled = re.compile(r"venv_releases_dir *(?:~ *'|\}\})/(?:current|previous)")
+    found = []
+    for top in ("roles", "playbooks"):
+        for base, _dirs, files in os.walk(os.path.join(REPO, top)):
+            for name in files:
+                if name.endswith((".yml", ".j2")) and name != "argument_specs.yml":
+                    path = os.path.join(base, name)
+                    for n, line in enumerate(open(path, encoding="utf-8").read().splitlines(), 1):
+                        if spelled.search(line) and not line.lstrip().startswith("#"):
+                            found.append("%s:%d" % (os.path.relpath(path, REPO), n))
+    assert found == ["roles/_defaults/defaults/main.yml:%d" % _line_of("__glm53_release_links:")], found
+    assert spelled.search("release_link: \"{{ venv_releases_dir }}/current\"")  # the form it looks for
+
+
+def _line_of(text):
+    with open(os.path.join(REPO, "roles", "_defaults", "defaults", "main.yml")) as fh:
+        return next(n for n, line in enumerate(fh, 1) if line.startswith(text))
