@@ -221,6 +221,14 @@ replaced:
   type: list
   elements: str
   sample: []
+claimed:
+  description:
+    - The paths of O(claims) this call found the collection's to write (recorded, or recorded now): a later task of
+      the same run that would claim only these may skip its own claim.
+  returned: with C(state=present)
+  type: list
+  elements: str
+  sample: [/var/lib/glm53/evidence, /var/lib/prometheus/node-exporter/glm53_probes.prom]
 converged:
   description:
     - With O(converged_read), each role of O(host)'s record, in the bring-up's order, with the inputs recorded, the
@@ -684,7 +692,7 @@ def main():
         os.close(lock)  # releases the lock
     mine, replaced = owned(new["paths"], new_ids)
     module.exit_json(changed=changed, ledger=new, added=added, owned=mine, replaced=replaced, forgotten=forgotten,
-                     converged=converged)
+                     converged=converged, claimed=[c["path"] for c in p["claims"]])
 
 
 if __name__ == "__main__":
