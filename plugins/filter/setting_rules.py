@@ -14,8 +14,9 @@ description:
     the names to look up (the settings the rules check, and the ones a bound refers to). With O(values), returns
     one message per setting that breaks its rule, as the C(setting_problems) filter words it.
   - "A rules file maps a setting to a rule name (C(serve_port: port)), to a mapping, or to a list of them. The
-    mapping's keys: C(rule), C(min) and C(max) (a number, or C({setting: NAME, otherwise: N}): another value,
-    read as a whole number, or C(otherwise) when it is not one), C(hint), C(secret), C(skip_empty) (an empty value
+    mapping's keys: C(rule), C(min) and C(max) (a number, or C({setting: NAME, otherwise: N, less: OTHER}): another
+    value, read as a whole number, less the whole number C(OTHER) (a setting's name, or a list of them) when it is
+    given, or C(otherwise) when either is not one), C(hint), C(secret), C(skip_empty) (an empty value
     is left alone), C(each) (check every element of a list or every value of a mapping), C(keys) (with C(each),
     the mapping's keys instead), C(attribute) (with C(each), that key of every element) and C(label) (the name
     in messages)."
@@ -137,16 +138,30 @@ def role_rules(role):
     return _CACHE[role]
 
 
-def _bound(bound, values):
+def _bound_names(bound):
+    """The settings a bound reads: its setting, and the ones it is less."""
     if not isinstance(bound, dict):
-        return bound
-    value = values.get(bound["setting"])
+        return []
+    less = bound.get("less", [])
+    return [bound["setting"]] + (less if isinstance(less, list) else [less])
+
+
+def _whole(value):
     if isinstance(value, bool):
-        return bound.get("otherwise")
+        return None
     try:
         return int(value) if isinstance(value, (int, float)) else int(str(value).strip())
     except (TypeError, ValueError):
+        return None
+
+
+def _bound(bound, values):
+    if not isinstance(bound, dict):
+        return bound
+    found = [_whole(values.get(name)) for name in _bound_names(bound)]
+    if any(n is None for n in found):
         return bound.get("otherwise")
+    return found[0] - sum(found[1:])
 
 
 def setting_rules(roles, values=None, unset="__glm53_unset__"):
@@ -158,7 +173,7 @@ def setting_rules(roles, values=None, unset="__glm53_unset__"):
         raise AnsibleFilterError("setting_rules: %s" % exc)
     if values is None:
         names = {name for name, entry in rules}
-        names |= {entry[k]["setting"] for name, entry in rules for k in ("min", "max") if isinstance(entry.get(k), dict)}
+        names |= {other for name, entry in rules for k in ("min", "max") for other in _bound_names(entry.get(k))}
         names |= {other.partition("+")[0] for name, entry in rules for other in entry.get("distinct", []) + _not_inside(entry)}
         if any(entry["rule"] == "silence_matchers" for name, entry in rules):
             names |= {"inventory_hostname", "groups"}
@@ -176,7 +191,7 @@ def setting_rules(roles, values=None, unset="__glm53_unset__"):
         if is_unresolved(value):
             unresolved.append(unresolved_message(name, value))
             continue
-        if any(is_unresolved(values.get(entry[k]["setting"])) for k in ("min", "max") if isinstance(entry.get(k), dict)):
+        if any(is_unresolved(values.get(other)) for k in ("min", "max") for other in _bound_names(entry.get(k))):
             continue  # a bound that could not be evaluated is refused as its own setting
         if entry.get("skip_empty") and (value is None or (hasattr(value, "__len__") and len(value) == 0)):
             continue

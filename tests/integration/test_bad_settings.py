@@ -161,7 +161,7 @@ SITE = {
     # probes
     "probes-chat-512": ({"probes_chat_max_tokens": 512}, ["probes_chat_max_tokens=512", "2048"]),
     "probes-no-targets": ({"probes_needle_targets": []}, ["probes_needle_targets=[]"]),
-    "probes-target-above-context": ({"probes_needle_targets": [600000]}, ["probes_needle_targets[0]=600000", "524288"]),
+    "probes-target-above-context": ({"probes_needle_targets": [600000]}, ["probes_needle_targets[0]=600000", "1000 to 520192", "serve_max_model_len"]),
     "probes-target-tiny": ({"probes_needle_targets": [500]}, ["probes_needle_targets[0]=500"]),
     "probes-depth-150": ({"probes_needle_depths": [10, 150]}, ["probes_needle_depths[1]=150", "0 to 100"]),
     "probes-depth-negative": ({"probes_needle_depths": [-10]}, ["probes_needle_depths[0]=-10"]),
@@ -180,7 +180,7 @@ SITE = {
                                         ["probes_bench_long_input_len=600000", "0 to 524288"]),
     "probes-bench-repeats-0": ({"probes_bench_repeats": 0}, ["probes_bench_repeats=0"]),
     "probes-bench-rate-0": ({"probes_bench_request_rate": "0"}, ["probes_bench_request_rate=\"0\""]),
-    "probes-bench-fit-context": ({"probes_bench_input_len": 524200}, ["probes_bench_input_len + probes_bench_output_len"]),
+    "probes-bench-fit-context": ({"probes_bench_input_len": 524200}, ["probes_bench_input_len=524200", "1 to 524032", "probes_bench_output_len"]),
     "probes-bench-label-path": ({"probes_bench_label": "../rel"}, ["probes_bench_label=\"../rel\""]),
     "probes-bench-relative-dir": ({"probes_bench_dir": "bench"}, ["probes_bench_dir=\"bench\""]),
     # vllm_fork
@@ -366,7 +366,7 @@ SITE = {
     "gpu-memory-1e-9": ({"serve_gpu_memory_utilization": 1e-9}, ["serve_gpu_memory_utilization=", "0.5"]),
     "releases-keep-million": ({"venv_releases_keep": 1000000}, ["venv_releases_keep=1000000", "from 2 to 20"]),
     "needle-and-answer-past-context": ({"probes_needle_targets": [524000]},
-                                       ["probes_needle_targets=[524000]", "at most 520192 tokens"]),
+                                       ["probes_needle_targets[0]=524000", "1000 to 520192", "probes_needle_max_tokens"]),
     "unit-name-300": ({"service_name": "v" * 300}, ["service_name=", "at most 200 characters"]),
     "folder-name-300": ({"service_state_dir": "/run/" + "s" * 300}, ["service_state_dir=", "at most 255 bytes a name"]),
     "writable-root": ({"service_writable_paths": ["/"]}, ["service_writable_paths[0]=\"/\" is a system folder"]),
