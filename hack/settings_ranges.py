@@ -60,7 +60,10 @@ def _bound(value, rule):
     if rule == "duration":
         return "%s s" % "{:,}".format(value)
     if isinstance(value, dict):
-        return "`%s`" % value["setting"] + (" (else %s)" % value["otherwise"] if "otherwise" in value else "")
+        less = value.get("less", [])
+        less = less if isinstance(less, list) else [less]
+        return ("`%s`" % value["setting"] + "".join(" - `%s`" % name for name in less)
+                + (" (else %s)" % value["otherwise"] if "otherwise" in value else ""))
     return "{:,}".format(value) if isinstance(value, int) else str(value)
 
 
