@@ -55,6 +55,22 @@ def test_the_rule_forms(monkeypatch):
     assert sr.setting_rules(["t"], dict(good, t_disks="/srv")) == []
 
 
+def test_a_bound_less_other_settings(monkeypatch):
+    """max: {setting: A, less: B}: A's value less B's (a needle prompt and its answer share the context); either not a
+    number falls back on otherwise."""
+    monkeypatch.setitem(sr._CACHE, "u", [
+        ("u_target", {"rule": "int_range", "min": 1, "max": {"setting": "u_len", "less": "u_answer", "otherwise": 5}}),
+        ("u_input", {"rule": "int_range", "min": 1, "max": {"setting": "u_len", "less": ["u_answer", "u_margin"]}}),
+    ])
+    assert sr.setting_rules(["u"]) == ["u_answer", "u_input", "u_len", "u_margin", "u_target"]
+    values = {"u_len": 100, "u_answer": 30, "u_margin": "10", "u_target": 70, "u_input": 60}
+    assert sr.setting_rules(["u"], values) == []
+    msgs = sr.setting_rules(["u"], dict(values, u_target=71, u_input=61))
+    assert "u_target=71 must be a whole number from 1 to 70" in msgs[0] and "u_input=61" in msgs[1], msgs
+    assert "from 1 to 60" in msgs[1], msgs
+    assert "u_target=6 must be a whole number from 1 to 5" in sr.setting_rules(["u"], dict(values, u_answer="many", u_target=6))[0]
+
+
 def test_a_bad_rules_file_is_an_error_not_a_pass(monkeypatch, tmp_path):
     role = tmp_path / "roles" / "zz" / "meta"
     role.mkdir(parents=True)
