@@ -223,7 +223,7 @@ replaced:
   sample: []
 claimed:
   description:
-    - The paths of O(claims) this call found the collection's to write (recorded, or recorded now): a later task of
+    - The paths of O(claims) this call found the collection's to write (recorded, or recorded now); a later task of
       the same run that would claim only these may skip its own claim.
   returned: with C(state=present)
   type: list
