@@ -213,7 +213,8 @@ def fleet_report(evidence, order=None, groups=None, probed=None, previous=None, 
     for e in merged:
         hosts.append({"host": e["host"], "passed": bool(e.get("passed")), "reason": host_reason(e),
                       "causes": host_causes(e), "engine_version": e.get("engine_version"),
-                      "engine_commit": e.get("engine_commit"), "time": e.get("time"), "probed": e["host"] in this_run})
+                      "engine_commit": e.get("engine_commit"), "time": e.get("time"), "probed": e["host"] in this_run,
+                      "slice": e.get("slice") or {}})
     hosts = [h for h in hosts if not h["passed"]] + [h for h in hosts if h["passed"]]
     causes = {}
     for h in hosts:
