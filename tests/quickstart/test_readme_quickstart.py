@@ -149,7 +149,10 @@ def quickstart(image, tmp_path_factory):
     for sub in ("apt", "pip"):
         os.makedirs(os.path.join(CACHE, sub), exist_ok=True)
     mounts = [(os.path.join(CACHE, "apt"), "/var/cache/apt/archives"), (os.path.join(CACHE, "pip"), PIP_CACHE)]
-    env = ["ANSIBLE_NOCOLOR=1", "EDITOR=" + EDITOR, "%s=%s" % (VAULT_PASSWORD_ENV, VAULT_PASS), "PIP_CACHE_DIR=" + PIP_CACHE]
+    # the session has a terminal (as the user's): ansible-doc -l pages a list taller than it, where the user presses q;
+    # here the pager prints it through
+    env = ["ANSIBLE_NOCOLOR=1", "EDITOR=" + EDITOR, "%s=%s" % (VAULT_PASSWORD_ENV, VAULT_PASS), "PIP_CACHE_DIR=" + PIP_CACHE,
+           "PAGER=cat", "ANSIBLE_PAGER=cat"]
     if os.environ.get("PIP_CERT"):
         mounts.append((os.environ["PIP_CERT"], "/etc/glm53-quickstart-ca.crt:ro"))
         env.append("PIP_CERT=/etc/glm53-quickstart-ca.crt")
