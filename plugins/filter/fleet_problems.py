@@ -87,8 +87,8 @@ SECRET = ("serve_api_key",)
 SHOWN_AS = {"serve_ssl_certfile_src": "TLS (serve_ssl_certfile_src set or empty: the pool's URL scheme)"}
 # Each host's own address: set once for several hosts (a group's value), every host would reach the same engine.
 PER_HOST = ("serve_url",)
-# The build-once modes of both roles compile on one builder host.
-BUILDERS = (("vllm_fork_build_mode", "vllm_fork_builder_host"), ("flashinfer_build_mode", "vllm_fork_builder_host"))
+# The one builder host, and the build modes that compile on it (both roles' build-once modes).
+BUILDERS = (("vllm_fork_builder_host", ("vllm_fork_build_mode", "flashinfer_build_mode")),)
 _UNSET = "(the role's default)"
 
 
@@ -161,14 +161,14 @@ def fleet_problems(hosts, pattern, groups, hostvars, agree=True):
     # each host's value of each setting, read (and templated) once
     if not agree:
         return []  # the pool's agreement is the bring-up's check; a playbook that only probes checks its own
-    read = AGREE + PER_HOST + tuple(sorted(set(n for pair in BUILDERS for n in pair)))
+    read = AGREE + PER_HOST + tuple(n for builder, modes in BUILDERS for n in (builder,) + modes)
     values = dict((name, dict((h, _get(hostvars[h], name)) for h in hosts)) for name in read)
     # a host's own URLs that do not resolve are the roles' to name (with the role's context); the pool's here
     out = _unresolved(hosts, values, tuple(n for n in read if n not in PER_HOST))
     out += [msg for msg in (_disagree(hosts, values, name) for name in AGREE) if msg]
     out += [msg for msg in (_shared_address(hosts, values, name) for name in PER_HOST) if msg]
-    for mode_name, builder_name in BUILDERS:
-        modes = set(str(values[mode_name][h] or "local") for h in hosts if not is_unresolved(values[mode_name][h]))
+    for builder_name, mode_names in BUILDERS:  # checked once, whichever build compiles on it
+        modes = set(str(values[m][h] or "local") for m in mode_names for h in hosts if not is_unresolved(values[m][h]))
         if not modes & {"wheel", "index"}:
             continue
         msg = _disagree(hosts, values, builder_name)

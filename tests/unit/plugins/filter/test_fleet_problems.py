@@ -39,3 +39,11 @@ def test_the_builder_is_agreed_on_and_in_the_run():
     # in local mode every host builds for itself: the builder is not read
     local = {h: {"vllm_fork_builder_host": "builder9"} for h in "abc"}
     assert fleet_problems(["a", "b", "c"], "g", GROUPS, local) == []
+    # one builder host for both builds: FlashInfer's build-once mode reads it too, and it is refused once
+    both = {h: {"vllm_fork_build_mode": "wheel", "flashinfer_build_mode": "index", "vllm_fork_builder_host": "builder9"}
+            for h in "abc"}
+    (msg,) = fleet_problems(["a", "b", "c"], "g", GROUPS, both)
+    assert msg.startswith("vllm_fork_builder_host=builder9") and "index/wheel build mode" in msg, msg
+    flashinfer_only = {h: {"flashinfer_build_mode": "wheel", "vllm_fork_builder_host": "builder9"} for h in "abc"}
+    (msg,) = fleet_problems(["a", "b", "c"], "g", GROUPS, flashinfer_only)
+    assert msg.startswith("vllm_fork_builder_host=builder9"), msg
