@@ -92,8 +92,7 @@ missing:
 import json
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.glm53.serving.plugins.module_utils._fleet_store import (
-    EtcdGateway, StoreError, _b64)
+from ansible_collections.glm53.serving.plugins.module_utils._fleet_store import EtcdGateway, StoreError, put_op
 
 
 def _key(prefix, host):
@@ -109,8 +108,8 @@ def run(module, gateway):
             module.fail_json(msg="evidence_store: every evidence entry needs its host (a name without '/'): %r"
                              % (entry if not isinstance(entry, dict) else sorted(entry),))
         if not module.check_mode:
-            gateway.call("/v3/kv/put", {"key": _b64(_key(p["prefix"], host)),
-                                        "value": _b64(json.dumps(dict(entry, slice=p["slice"]), sort_keys=True))})
+            value = json.dumps(dict(entry, slice=p["slice"]), sort_keys=True)
+            gateway.call("/v3/kv/put", put_op(_key(p["prefix"], host), value)["request_put"])
             written.append(host)
     _revision, kvs = gateway.range_prefix(p["prefix"].rstrip("/") + "/")
     found = {}
