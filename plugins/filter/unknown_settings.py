@@ -105,7 +105,7 @@ RENAMED = {
     "flashinfer_venv_path": "venv_path", "vllm_fork_venv_path": "venv_path", "serve_venv_path": "venv_path",
     "flashinfer_runtime_env": "venv_runtime_env", "vllm_fork_runtime_env": "venv_runtime_env",
     "serve_runtime_env": "venv_runtime_env", "serve_fork_src_dir": "vllm_fork_src_dir",
-    "heal_store_url": "glm53_store_url",
+    "heal_store_url": "glm53_store_url", "heal_pool": "glm53_pool", "heal_pool_size": "glm53_pool_size",
 }
 for _old, _new in RENAMED.items():
     REMOVED[_old] = ("%s was another name for %s and was removed (one name per value): set %s instead; every role "

@@ -92,6 +92,14 @@ class EtcdGateway(object):
                                       "lease": int(kv.get("lease", 0))}
         return int(out.get("header", {}).get("revision", 0)), kvs
 
+    def get(self, key):
+        """The one key's {'value', 'mod_revision', 'create_revision', 'lease'}, or None when it does not exist."""
+        out = self.call("/v3/kv/range", {"key": _b64(key)})
+        for kv in out.get("kvs") or []:
+            return {"value": _unb64(kv.get("value")), "mod_revision": int(kv.get("mod_revision", 0)),
+                    "create_revision": int(kv.get("create_revision", 0)), "lease": int(kv.get("lease", 0))}
+        return None
+
     def txn(self, compare, success, failure=None):
         """Whether the compares held (and success ran; else failure ran)."""
         out = self.call("/v3/kv/txn", {"compare": compare, "success": success, "failure": failure or []})
@@ -166,6 +174,9 @@ class PoolClaims(object):
         """The ops and a moved guard, in one transaction, only if the guard is still at seen_guard."""
         stamp = json.dumps({"at": round(time.time(), 3)})
         return self.gw.txn([mod_is(self.guard, seen_guard)], list(ops) + [put_op(self.guard, stamp)])
+
+    def canary_key(self, release):
+        return self.base + "canary/" + release
 
     def claim_key(self, host):
         return self.base + "claims/" + host

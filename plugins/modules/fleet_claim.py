@@ -26,6 +26,13 @@ description:
   - With O(state=released) it removes O(holder)'s claim (another holder's is kept, as that holder's to release,
     or expires with its lease). With O(down=true) the host stays counted as out of the pool, with no lease (a host
     a heal left drained), until a later release with O(down=false) (the host serves again), whoever releases it.
+  - With O(wait) above 0, a claim the budget refuses is tried again every second for up to O(wait) seconds (a
+    rollout's slices queue for the pool's limit of hosts down; heal does not wait, it holds the host).
+  - With O(state=canary) it elects the pool's canary for O(release): the first host to ask becomes it (RV(is_canary)
+    true), in one transaction that creates the pool's C(canary/<release>) key on a lease of O(ttl) seconds (a canary
+    whose slice died loses it after that, and the next host to ask takes over). A host that is not the canary waits,
+    up to O(wait) seconds, until the canary's outcome is recorded, and returns it (RV(canary_state)). The canary's own
+    run records it with O(outcome) (C(passed) or C(failed)), which keeps it with no lease.
   - Run it on the controller (C(delegate_to) localhost); the hosts themselves never talk to the store.
 author:
   - glm53.serving contributors (@glm53)
@@ -49,10 +56,33 @@ options:
     type: str
     required: true
   state:
-    description: C(claimed) to take the host out of the pool, C(released) to give it back.
+    description:
+      - C(claimed) to take the host out of the pool, C(released) to give it back, C(canary) to elect the pool's
+        canary for O(release) (or record its O(outcome)).
     type: str
-    choices: [claimed, released]
+    choices: [claimed, released, canary]
     default: claimed
+  release:
+    description: For O(state=canary), the release the canary proves (one canary per pool and release).
+    type: str
+    default: ""
+  outcome:
+    description:
+      - For O(state=canary), empty to elect the canary (or wait for its outcome); C(passed) or C(failed) to record the
+        outcome, by the canary's host and O(holder) only.
+    type: str
+    choices: ["", passed, failed]
+    default: ""
+  reason:
+    description: For O(state=canary) with O(outcome=failed), why (the other slices' hosts fail naming it).
+    type: str
+    default: ""
+  wait:
+    description:
+      - Seconds to wait, reading the store again every second, for a free place in the budget (O(state=claimed)) or
+        for the canary's outcome (O(state=canary)). 0 answers at once.
+    type: int
+    default: 0
   pool_size:
     description: How many hosts the whole pool has (all slices'), for O(state=claimed).
     type: int
@@ -122,6 +152,19 @@ EXAMPLES = r"""
   delegate_to: localhost
   register: claim
 
+- name: Elect the pool's canary for the release, or wait for its outcome
+  glm53.serving.fleet_claim:
+    store_url: http://etcd.example:2379
+    pool: glm53_serving
+    host: "{{ inventory_hostname }}"
+    state: canary
+    release: "{{ venv_release_id }}"
+    holder: "{{ tower_job_id | default('manual') }}"
+    ttl: 7200
+    wait: 7200
+  delegate_to: localhost
+  register: canary
+
 - name: Give the host back once it is re-admitted
   glm53.serving.fleet_claim:
     store_url: http://etcd.example:2379
@@ -135,32 +178,45 @@ EXAMPLES = r"""
 RETURN = r"""
 claimed:
   description: Whether O(holder) holds the claim on O(host) now (in check mode, whether it would).
-  returned: always
+  returned: when O(state) is C(claimed) or C(released)
   type: bool
 reason:
   description: Why the claim was refused, or what a release did; empty when a claim was granted.
-  returned: always
+  returned: when O(state) is C(claimed) or C(released)
   type: str
   sample: "refused: 3 of 12 hosts would be out of the pool, over its budget of 2 (pool_size=12, min_serving=75% is 9)"
 holders:
   description: The pool's claims after this call, host to holder.
-  returned: always
+  returned: when O(state) is C(claimed) or C(released)
   type: dict
   sample: {gpu-03: awx-1811, gpu-07: awx-1812}
 down:
   description: The hosts of the pool left down (out of it with no lease) after this call.
-  returned: always
+  returned: when O(state) is C(claimed) or C(released)
   type: list
   elements: str
 budget:
   description: The pool's budget as this call counted it (O(state=claimed)); C(out) counts the hosts out of the pool.
-  returned: always
+  returned: when O(state) is C(claimed) or C(released)
   type: dict
   sample: {pool_size: 12, minimum: 9, allowed: 3, out: 2}
 attempts:
   description: How many read-compare-write rounds it took (more than one when another slice raced it).
   returned: always
   type: int
+waited:
+  description: Seconds spent waiting (O(wait)) for a place in the budget or for the canary's outcome.
+  returned: always
+  type: float
+is_canary:
+  description: For O(state=canary), whether O(host) is the pool's canary for O(release).
+  returned: when O(state=canary)
+  type: bool
+canary:
+  description: For O(state=canary), the canary's host, holder, state (C(running), C(passed), C(failed)) and reason.
+  returned: when O(state=canary)
+  type: dict
+  sample: {host: gpu-03, holder: awx-1811-1, state: passed, reason: ""}
 """
 
 import json
@@ -169,7 +225,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.glm53.serving.plugins.module_utils._fleet_store import (
-    EtcdGateway, PoolClaims, StoreError, delete_op, put_op, retry_pause)
+    EtcdGateway, PoolClaims, StoreError, delete_op, mod_is, put_op, retry_pause)
 from ansible_collections.glm53.serving.plugins.module_utils._heal_budget import minimum
 
 _POOL = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
@@ -184,39 +240,109 @@ def claim(module, store, p):
     host, holder = p["host"], p["holder"]
     least = minimum(p["min_serving"], p["pool_size"])
     allowed = p["pool_size"] - least
-    for attempt in range(1, p["retries"] + 1):
+    started, attempt, races = time.monotonic(), 0, 0
+    while True:
+        attempt += 1
+        waited = round(time.monotonic() - started, 1)
         view = store.read()
         mine = view["claims"].get(host)
         out = set(view["claims"]) | set(view["down"])
         budget = {"pool_size": p["pool_size"], "minimum": least, "allowed": allowed, "out": len(out)}
         if mine and mine.get("holder") == holder:
             if module.check_mode or store.gw.keepalive(mine["lease"]) > 0:
-                return _result(view, changed=False, claimed=True, budget=budget, attempts=attempt,
+                return _result(view, changed=False, claimed=True, budget=budget, attempts=attempt, waited=waited,
                                reason="already held by %s (lease renewed)" % holder)
             continue  # it expired between the read and the renewal: claim it anew
-        if mine:
-            return _result(view, changed=False, claimed=False, budget=budget, attempts=attempt,
-                           reason="refused: %s is claimed by %s already" % (host, mine.get("holder", "?")))
         after = len(out | set([host]))
-        if after > allowed:
-            return _result(view, changed=False, claimed=False, budget=budget, attempts=attempt, reason=(
+        if mine or after > allowed:
+            if not module.check_mode and time.monotonic() - started < p["wait"]:
+                time.sleep(1)  # a place in the budget may free up (a rollout's slices queue for it)
+                continue
+            if mine:
+                return _result(view, changed=False, claimed=False, budget=budget, attempts=attempt, waited=waited,
+                               reason="refused: %s is claimed by %s already" % (host, mine.get("holder", "?")))
+            return _result(view, changed=False, claimed=False, budget=budget, attempts=attempt, waited=waited, reason=(
                 "refused: %d of %d hosts would be out of the pool (claimed %s, left down %s, and %s), over its budget of "
                 "%d (pool_size=%d, min_serving=%s is %d)" % (
                     after, p["pool_size"], ", ".join(sorted(view["claims"])) or "none",
                     ", ".join(sorted(view["down"])) or "none", host, allowed, p["pool_size"], p["min_serving"], least)))
         if module.check_mode:
             return _result(view, changed=True, claimed=True, budget=dict(budget, out=after), attempts=attempt,
-                           reason="")
+                           waited=waited, reason="")
         lease = store.gw.grant(p["ttl"])
         value = json.dumps({"holder": holder, "since": round(time.time(), 3), "ttl": p["ttl"]})
         if store.write(view["guard"], [put_op(store.claim_key(host), value, lease)]):
             view = store.read()
             return _result(view, changed=True, claimed=True, budget=dict(budget, out=after), attempts=attempt,
-                           reason="")
+                           waited=waited, reason="")
         store.gw.revoke(lease)  # another slice wrote first: read again
-        retry_pause(attempt)
-    module.fail_json(msg="fleet_claim: the claim of %s in pool %s lost the race %d times; the store is too busy, "
-                         "or a writer loops" % (host, p["pool"], p["retries"]))
+        races += 1
+        if races >= p["retries"]:
+            module.fail_json(msg="fleet_claim: the claim of %s in pool %s lost the race %d times; the store is too "
+                                 "busy, or a writer loops" % (host, p["pool"], p["retries"]))
+        retry_pause(races)
+
+
+def _canary_view(kv):
+    try:
+        value = json.loads(kv["value"])
+    except ValueError:
+        value = {}
+    return dict((k, value.get(k, "")) for k in ("host", "holder", "state", "reason"))
+
+
+def canary(module, store, p):
+    """Elect the pool's canary for the release (or wait for its outcome), or record the outcome."""
+    key = store.canary_key(p["release"])
+    host, holder = p["host"], p["holder"]
+    started, attempt = time.monotonic(), 0
+    while attempt < p["retries"] + int(p["wait"]) + 1:
+        attempt += 1
+        waited = round(time.monotonic() - started, 1)
+        kv = store.gw.get(key)
+        now = _canary_view(kv) if kv else None
+        ours = bool(now) and now["host"] == host and now["holder"] == holder
+        if p["outcome"]:
+            if now and not ours:
+                module.fail_json(msg="fleet_claim: the canary of release %s in pool %s is %s (holder %s), not %s (%s): "
+                                     "only the canary records its outcome" % (p["release"], p["pool"], now["host"],
+                                                                              now["holder"], host, holder))
+            record = {"host": host, "holder": holder, "state": p["outcome"], "reason": p["reason"],
+                      "at": round(time.time(), 3)}
+            if now and now["state"] == p["outcome"] and now["reason"] == p["reason"]:
+                return dict(changed=False, is_canary=True, canary=now, attempts=attempt, waited=waited)
+            if module.check_mode:
+                return dict(changed=True, is_canary=True, canary=_canary_view({"value": json.dumps(record)}),
+                            attempts=attempt, waited=waited)
+            # kept with no lease: the outcome outlives the canary's run
+            if store.gw.txn([mod_is(key, kv["mod_revision"] if kv else 0)], [put_op(key, json.dumps(record))]):
+                if kv and kv["lease"]:
+                    store.gw.revoke(kv["lease"])
+                return dict(changed=True, is_canary=True, canary=_canary_view({"value": json.dumps(record)}),
+                            attempts=attempt, waited=waited)
+            retry_pause(attempt)
+            continue
+        if now is None:
+            record = {"host": host, "holder": holder, "state": "running", "reason": "", "at": round(time.time(), 3)}
+            if module.check_mode:
+                return dict(changed=True, is_canary=True, canary=_canary_view({"value": json.dumps(record)}),
+                            attempts=attempt, waited=waited)
+            lease = store.gw.grant(p["ttl"])
+            if store.gw.txn([mod_is(key, 0)], [put_op(key, json.dumps(record), lease)]):
+                return dict(changed=True, is_canary=True, canary=_canary_view({"value": json.dumps(record)}),
+                            attempts=attempt, waited=waited)
+            store.gw.revoke(lease)  # another slice's host became the canary first: read it
+            retry_pause(attempt)
+            continue
+        if ours:
+            if now["state"] == "running" and kv["lease"] and not module.check_mode:
+                store.gw.keepalive(kv["lease"])
+            return dict(changed=False, is_canary=True, canary=now, attempts=attempt, waited=waited)
+        if now["state"] != "running" or module.check_mode or time.monotonic() - started >= p["wait"]:
+            return dict(changed=False, is_canary=False, canary=now, attempts=attempt, waited=waited)
+        time.sleep(1)  # the canary runs: its outcome decides for every other host of the pool
+    module.fail_json(msg="fleet_claim: the canary of release %s in pool %s could not be read or written in %d tries"
+                         % (p["release"], p["pool"], attempt))
 
 
 def release(module, store, p):
@@ -240,14 +366,15 @@ def release(module, store, p):
             ops.append(delete_op(store.down_key(host)))
             did.append("back in the pool")
         if not ops:
-            return _result(view, changed=False, claimed=False, budget={}, attempts=attempt,
+            return _result(view, changed=False, claimed=False, budget={}, attempts=attempt, waited=0.0,
                            reason="; ".join(did) or "nothing held")
         if module.check_mode:
-            return _result(view, changed=True, claimed=False, budget={}, attempts=attempt, reason="; ".join(did))
+            return _result(view, changed=True, claimed=False, budget={}, attempts=attempt, waited=0.0,
+                           reason="; ".join(did))
         if store.write(view["guard"], ops):
             if mine and mine.get("lease"):
                 store.gw.revoke(mine["lease"])
-            return _result(store.read(), changed=True, claimed=False, budget={}, attempts=attempt,
+            return _result(store.read(), changed=True, claimed=False, budget={}, attempts=attempt, waited=0.0,
                            reason="; ".join(did))
         retry_pause(attempt)
     module.fail_json(msg="fleet_claim: the release of %s in pool %s lost the race %d times" % (host, p["pool"], p["retries"]))
@@ -260,7 +387,11 @@ def main():
             prefix=dict(type="str", default="/glm53/heal"),
             pool=dict(type="str", required=True),
             host=dict(type="str", required=True),
-            state=dict(type="str", choices=["claimed", "released"], default="claimed"),
+            state=dict(type="str", choices=["claimed", "released", "canary"], default="claimed"),
+            release=dict(type="str", default=""),
+            outcome=dict(type="str", choices=["", "passed", "failed"], default=""),
+            reason=dict(type="str", default=""),
+            wait=dict(type="int", default=0),
             pool_size=dict(type="int", default=0),
             min_serving=dict(type="raw", default="50%"),
             ttl=dict(type="int", default=900),
@@ -271,7 +402,7 @@ def main():
             ca_path=dict(type="path"),
             validate_certs=dict(type="bool", default=True),
         ),
-        required_if=[("state", "claimed", ("holder",))],
+        required_if=[("state", "claimed", ("holder",)), ("state", "canary", ("holder", "release"))],
         supports_check_mode=True,
     )
     p = module.params
@@ -283,6 +414,14 @@ def main():
         module.fail_json(msg="fleet_claim: host=%r must be a host name with no '/'" % p["host"])
     if p["retries"] < 1 or p["timeout"] < 1:
         module.fail_json(msg="fleet_claim: retries and timeout must be 1 or more")
+    if p["wait"] < 0 or p["wait"] > 86400:
+        module.fail_json(msg="fleet_claim: wait=%d must be 0 to 86400 seconds" % p["wait"])
+    if p["state"] == "canary":
+        if not _POOL.fullmatch(p["release"] or ""):
+            module.fail_json(msg="fleet_claim: release=%r must be a release id (letters, digits, '.', '_' and '-')"
+                                 % p["release"])
+        if p["ttl"] < 5:
+            module.fail_json(msg="fleet_claim: ttl=%d: the canary's lease must live 5 seconds or more" % p["ttl"])
     if p["state"] == "claimed":
         if not p["holder"]:
             module.fail_json(msg="fleet_claim: a claim needs its holder (the slice's run id)")
@@ -299,7 +438,7 @@ def main():
     store = PoolClaims(EtcdGateway(p["store_url"], timeout=p["timeout"], ca_path=p["ca_path"],
                                    validate_certs=p["validate_certs"]), p["prefix"], p["pool"])
     try:
-        out = claim(module, store, p) if p["state"] == "claimed" else release(module, store, p)
+        out = {"claimed": claim, "released": release, "canary": canary}[p["state"]](module, store, p)
     except StoreError as err:
         module.fail_json(msg="fleet_claim: the store at %s: %s" % (p["store_url"], err))
     module.exit_json(**out)

@@ -91,7 +91,7 @@ def test_racing_slices_never_overspend_the_budget(etcd):
     def one(i):
         store = PoolClaims(EtcdGateway(etcd), "/glm53/heal", "race")
         p = dict(host="h%02d" % i, holder="slice-%d" % (i % 4), pool_size=12, min_serving=9, ttl=60, retries=200,
-                 pool="race")
+                 pool="race", wait=0)
 
         class M(object):
             check_mode = False
@@ -111,6 +111,76 @@ def test_racing_slices_never_overspend_the_budget(etcd):
     print("race: 12 claimers, %d granted, %d rounds in all, %.2f s" % (len(won), attempts, time.monotonic() - t0))
     assert len(results) == 12 and len(won) == 3, results
     assert len(PoolClaims(EtcdGateway(etcd), "/glm53/heal", "race").read()["claims"]) == 3
+
+
+def test_a_waiting_claim_gets_the_place_a_release_frees(etcd):
+    # a rollout's slices queue for the pool's limit of hosts down: 1 of 3 may be out, h2 waits for h1's release
+    assert call(etcd, "q1", "h1", pool_size=3, min_serving=2, holder="s1")["claimed"]
+    refused = call(etcd, "q1", "h2", pool_size=3, min_serving=2, holder="s2")
+    assert not refused["claimed"] and refused["waited"] == 0, refused
+    got = {}
+    waiter = threading.Thread(target=lambda: got.update(call(etcd, "q1", "h2", pool_size=3, min_serving=2,
+                                                             holder="s2", wait=30)))
+    waiter.start()
+    time.sleep(3)
+    assert waiter.is_alive() and not got, "the claim should still wait for h1's place"
+    assert call(etcd, "q1", "h1", state="released", holder="s1")["changed"]
+    waiter.join(30)
+    assert got["claimed"] and got["holders"] == {"h2": "s2"} and got["waited"] >= 2.5, got
+    timed_out = call(etcd, "q1", "h3", pool_size=3, min_serving=2, holder="s3", wait=2)
+    assert not timed_out["claimed"] and timed_out["waited"] >= 1.5 and "budget of 1" in timed_out["reason"], timed_out
+
+
+def test_one_canary_per_pool_and_release_the_others_wait_for_its_outcome(etcd):
+    # four slices' first hosts ask at once: one becomes the canary; the others wait until it records its outcome
+    results = {}
+
+    class M(object):
+        check_mode = False
+
+        def fail_json(self, **kw):
+            raise AssertionError(kw)
+
+    def ask(i):
+        store = PoolClaims(EtcdGateway(etcd), "/glm53/heal", "c1")
+        p = dict(host="h%d" % i, holder="slice-%d" % i, release="r2", ttl=60, wait=30, retries=50, outcome="",
+                 reason="", pool="c1")
+        results[i] = fleet_claim.canary(M(), store, p)
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(3)
+    canaries = [i for i, r in results.items() if r["is_canary"]]
+    assert len(canaries) == 1 and len(results) == 1, results
+    c = canaries[0]
+    assert results[c]["changed"] and results[c]["canary"]["state"] == "running", results[c]
+    # only the canary records the outcome
+    other = call(etcd, "c1", "h%d" % ((c + 1) % 4), state="canary", release="r2", holder="slice-x", outcome="passed")
+    assert other["failed"] and "only the canary records" in other["msg"], other
+    done = call(etcd, "c1", "h%d" % c, state="canary", release="r2", holder="slice-%d" % c, outcome="passed")
+    assert done["changed"] and done["canary"]["state"] == "passed", done
+    for t in threads:
+        t.join(30)
+    waiters = [r for i, r in results.items() if i != c]
+    assert len(waiters) == 3 and all(not r["is_canary"] and r["canary"]["state"] == "passed"
+                                     and r["canary"]["host"] == "h%d" % c and r["waited"] >= 2.5 for r in waiters), results
+    # a second run of the same release elects no new canary; a failed canary's reason reaches every other host
+    again = call(etcd, "c1", "h9", state="canary", release="r2", holder="slice-9", ttl=60)
+    assert not again["is_canary"] and again["canary"]["state"] == "passed" and not again["changed"], again
+    assert call(etcd, "c1", "h5", state="canary", release="r3", holder="s5", ttl=60)["is_canary"]
+    call(etcd, "c1", "h5", state="canary", release="r3", holder="s5", outcome="failed", reason="slower by 30%")
+    told = call(etcd, "c1", "h6", state="canary", release="r3", holder="s6", ttl=60, wait=5)
+    assert told["canary"] == {"host": "h5", "holder": "s5", "state": "failed", "reason": "slower by 30%"}, told
+    # check mode elects nothing
+    would = call(etcd, "c1", "h7", state="canary", release="r4", holder="s7", ttl=60, _check=True)
+    assert would["is_canary"] and EtcdGateway(etcd).get("/glm53/heal/c1/canary/r4") is None, would
+
+
+def test_a_dead_canarys_place_is_taken_after_its_ttl(etcd):
+    first = call(etcd, "c2", "h1", state="canary", release="r1", holder="dead", ttl=5)
+    assert first["is_canary"]
+    waited = call(etcd, "c2", "h2", state="canary", release="r1", holder="live", ttl=60, wait=20)
+    assert waited["is_canary"] and waited["waited"] >= 3, waited  # the dead canary's lease expired: h2 took over
 
 
 HOLDER = textwrap.dedent("""

@@ -204,7 +204,7 @@ def test_sliced_heal_keeps_the_pool_above_its_minimum_only_with_the_store(tmp_pa
     print("stage: fleet up in %.1f s" % (time.monotonic() - t0))
 
     # 1. no store: every slice believes it may drain its own, and together they go below the minimum
-    least, runners, seconds, samples = sliced_run(tmp_path, fleet, "nostore", glm53_store_url="", heal_pool_size=HOSTS)
+    least, runners, seconds, samples = sliced_run(tmp_path, fleet, "nostore", glm53_store_url="", glm53_pool_size=HOSTS)
     found = dict((h, s) for h, (s, _r) in states(runners).items())
     print("stage: sliced run without the store: %.1f s, %d samples, fewest serving %d (minimum %d), states %s"
           % (seconds, samples, least, MIN_SERVING, found))
@@ -216,7 +216,7 @@ def test_sliced_heal_keeps_the_pool_above_its_minimum_only_with_the_store(tmp_pa
     t0 = time.monotonic()
     fleet.start(FAILING)
     print("stage: fleet failing again in %.1f s" % (time.monotonic() - t0))
-    store = {"glm53_store_url": etcd, "heal_pool": "slices", "heal_pool_size": HOSTS}
+    store = {"glm53_store_url": etcd, "glm53_pool": "slices", "glm53_pool_size": HOSTS}
     healed, held_seen, lowest, rounds = set(), set(), HOSTS, 0
     while set(FAILING) - healed:
         rounds += 1

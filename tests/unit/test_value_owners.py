@@ -33,7 +33,7 @@ from ansible_collections.glm53.serving.plugins.filter.unknown_settings import RE
 
 
 def test_the_removed_names_are_the_second_names_of_shared_values():
-    assert len(REMOVED_ALIASES) == 44
+    assert len(REMOVED_ALIASES) == 46
     # one engine URL and one CA path, whichever role reads them
     assert {REMOVED_ALIASES[k] for k in ("probes_base_url", "service_health_url", "rollout_metrics_url")} == {"serve_url"}
     assert {REMOVED_ALIASES[k] for k in ("probes_ca_path", "service_ca_path")} == {"serve_ca_path"}
