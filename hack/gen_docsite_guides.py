@@ -29,7 +29,7 @@ LABEL_PREFIX = "ansible_collections.glm53.serving.docsite."
 # The docs site's sections and the guides in each, in the README's order within a section. A guide that is not
 # listed here stops the run: each one is placed on purpose.
 SECTIONS = (
-    ("Using the collection", ("contents", "operations", "settings", "runbooks")),
+    ("Using the collection", ("contents", "operations", "awx", "settings", "runbooks")),
     ("How it works", ("architecture", "verdicts", "benchmarks")),
     ("Testing and releasing", ("testing", "releasing")),
 )

@@ -27,7 +27,7 @@ TOOL_PINS=(
   'prometheus-client>=0.20'  # the reference parser the collection's /metrics reader is tested against
   'ansible-builder>=3.1,<4'  # makes the execution environment's build context in tests
   'antsibull-changelog>=0.30,<1'  # lints the changelog fragments and cuts releases
-  'ansible-runner>=2.4,<3'  # runs heal.yml as concurrent slices, as AWX does (tests/integration/test_sliced_heal.py)
+  'ansible-runner>=2.4,<3'  # runs heal.yml as concurrent slices, as AWX does (tests/integration/test_sliced_runs.py)
   'grafana-foundation-sdk'  # hack/gen_dashboard.py builds the monitoring role's dashboard with it
 )
 # The shipping checks' own venv (the `shipped` stage): the docs site's toolchain needs docutils < 0.23, which the

@@ -28,7 +28,11 @@ ansible_runner = pytest.importorskip("ansible_runner", reason="ansible-runner (h
 
 PROBES = os.path.join(REPO, "tests", "integration", "probes", "playbook.yml")
 REPORT = os.path.join(REPO, "playbooks", "report.yml")
-HOSTS, SLICES = 6, 3
+# GLM53_SLICED_REPORT_HOSTS and _SLICES size the fleet for a run on a bigger machine (its wall times are the figures
+# docs/awx.md gives); every job runs with the same forks, as an AWX job template gives each slice its own.
+HOSTS = int(os.environ.get("GLM53_SLICED_REPORT_HOSTS", "6"))
+SLICES = int(os.environ.get("GLM53_SLICED_REPORT_SLICES", "3"))
+FORKS = "5"
 GIBBERISH = {"s01", "s04"}
 # quick probes: the chat smoke and the numerics (the needle and the benchmark are not what this test is about)
 EXTRA = {"ansible_python_interpreter": sys.executable, "service_mode": "none", "probes_needle": False,
@@ -74,7 +78,7 @@ def _lines(summary):
 
 def test_the_report_from_the_store_is_the_unsliced_fleets(fleet, etcd):
     tmp, hosts = fleet
-    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1"}
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORKS": FORKS}
     inventory = tmp / "hosts.json"
     inventory.write_text(json.dumps({"glm53_serving": {"hosts": hosts}}))
 
@@ -100,7 +104,7 @@ def test_the_report_from_the_store_is_the_unsliced_fleets(fleet, etcd):
         extravars = _extra(tmp, "node%d" % i, glm53_store_url=etcd, awx_job_id="slice-%d" % i)
         jobs[i] = ansible_runner.run_async(
             private_data_dir=str(pdd), playbook="probes.yml", extravars=extravars, quiet=True,
-            envvars={"ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1",
+            envvars={"ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORKS": FORKS,
                      "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")})
     for i, (thread, runner) in jobs.items():
         thread.join(900)
@@ -121,6 +125,8 @@ def test_the_report_from_the_store_is_the_unsliced_fleets(fleet, etcd):
     merged = _summary(tmp, "any")
     print("sliced report: %d slices in %.1f s (unsliced %.1f s); the report from the store: %d of %d hosts pass, "
           "each named by its slice" % (SLICES, sliced_s, unsliced_s, merged["passed"], merged["total"]))
+    print("sliced probes: %d hosts, %d slices %.1f s against one controller %.1f s: %.2fx (forks %s a job, this machine, "
+          "%d cores)" % (HOSTS, SLICES, sliced_s, unsliced_s, sliced_s / unsliced_s, FORKS, os.cpu_count()))
     differ = dict((h, (_lines(merged)[h], line)) for h, line in _lines(one).items() if _lines(merged).get(h) != line)
     assert not differ and sorted(_lines(merged)) == names, json.dumps(differ, indent=1, ensure_ascii=False)[:3000]
     for line in merged["hosts"]:
