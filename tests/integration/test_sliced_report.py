@@ -92,26 +92,32 @@ def test_the_report_from_the_store_is_the_unsliced_fleets(fleet, etcd):
     print("\nsliced report: unsliced probes of %d hosts in %.1f s: %d pass" % (HOSTS, unsliced_s, one["passed"]))
     assert one["total"] == HOSTS and one["passed"] == HOSTS - len(GIBBERISH), one["hosts"]
 
-    # 2. the same probes as three concurrent jobs over AWX's slices, each on its own controller folder, with the store
-    names, jobs, t0 = sorted(hosts), {}, time.monotonic()
-    for i in range(SLICES):
-        pdd = tmp / ("slice%d" % i)
-        (pdd / "project").mkdir(parents=True)
-        shutil.copy(PROBES, pdd / "project" / "probes.yml")
-        (pdd / "inventory").mkdir()
-        (pdd / "inventory" / "hosts.json").write_text(json.dumps(
-            {"glm53_serving": {"hosts": dict((n, hosts[n]) for n in names[i::SLICES])}}))
-        extravars = _extra(tmp, "node%d" % i, glm53_store_url=etcd, awx_job_id="slice-%d" % i)
-        jobs[i] = ansible_runner.run_async(
-            private_data_dir=str(pdd), playbook="probes.yml", extravars=extravars, quiet=True,
-            envvars={"ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORKS": FORKS,
-                     "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")})
-    for i, (thread, runner) in jobs.items():
-        thread.join(900)
-        assert not thread.is_alive(), "slice %d ran past 900 s" % i
-        # a slice with a gibberish host fails it, as the probes do; each still kept its evidence
-        mine = set(names[i::SLICES])
-        assert runner.status == ("failed" if mine & GIBBERISH else "successful"), (i, runner.status)
+    # 2. the same probes as concurrent jobs over AWX's slices, each on its own controller folder, with the store
+    names = sorted(hosts)
+
+    def probe_sliced(label):
+        jobs = {}
+        for i in range(SLICES):
+            pdd = tmp / ("%s%d" % (label, i))
+            (pdd / "project").mkdir(parents=True)
+            shutil.copy(PROBES, pdd / "project" / "probes.yml")
+            (pdd / "inventory").mkdir()
+            (pdd / "inventory" / "hosts.json").write_text(json.dumps(
+                {"glm53_serving": {"hosts": dict((n, hosts[n]) for n in names[i::SLICES])}}))
+            extravars = _extra(tmp, "node%d" % i, glm53_store_url=etcd, awx_job_id="slice-%d" % i)
+            jobs[i] = ansible_runner.run_async(
+                private_data_dir=str(pdd), playbook="probes.yml", extravars=extravars, quiet=True,
+                envvars={"ANSIBLE_COLLECTIONS_PATH": COLLECTIONS_ROOT, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORKS": FORKS,
+                         "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")})
+        for i, (thread, runner) in jobs.items():
+            thread.join(900)
+            assert not thread.is_alive(), "slice %d ran past 900 s" % i
+            # a slice with a gibberish host fails it, as the probes do; each still kept its evidence
+            mine = set(names[i::SLICES])
+            assert runner.status == ("failed" if mine & GIBBERISH else "successful"), (i, runner.status)
+
+    t0 = time.monotonic()
+    probe_sliced("slice")
     sliced_s = time.monotonic() - t0
     # each slice's own report holds its hosts and the store's others it saw: not relied on; the store has them all
     _rev, kvs = EtcdGateway(etcd).range_prefix("/glm53/evidence/")
@@ -133,6 +139,18 @@ def test_the_report_from_the_store_is_the_unsliced_fleets(fleet, etcd):
         i = names.index(line["host"]) % SLICES
         assert line["slice"]["job"] == "slice-%d" % i and line["slice"]["run"], line
     assert merged["run"]["probed"] == [] and sorted(merged["run"]["kept"]) == names
+
+    # 4. the fleet's reference median is the whole release's: a slice reads every other host's last figures from the
+    # store, so once every slice has probed, each host's median is the unsliced run's (a slice alone has too few)
+    t0 = time.monotonic()
+    probe_sliced("again")
+    _rev, kvs = EtcdGateway(etcd).range_prefix("/glm53/evidence/")
+    medians = dict((e["host"], e["reference"]["fleet_median"]) for e in (json.loads(v["value"]) for v in kvs.values()))
+    with open(tmp / "one" / "report" / (names[0] + ".json")) as fh:
+        whole = json.load(fh)["reference"]["fleet_median"]
+    print("sliced report: the reference median over the whole fleet in every slice (%.1f s): %s"
+          % (time.monotonic() - t0, whole))
+    assert whole and all(m == whole for m in medians.values()), (whole, medians)
 
 
 def test_the_store_refuses_what_is_not_evidence(etcd, run_module):

@@ -162,7 +162,7 @@ def test_the_committed_pages_are_what_the_guides_give():
     assert res.returncode == 0, res.stdout + res.stderr
     pages = sorted(os.listdir(os.path.join(REPO, "docs", "docsite", "rst")))
     guides = sorted(f[:-3] for f in os.listdir(os.path.join(REPO, "docs")) if f.endswith(".md"))
-    assert len(guides) == 9 and pages == ["guide_%s.rst" % g for g in guides], pages
+    assert len(guides) == 10 and pages == ["guide_%s.rst" % g for g in guides], pages
 
 
 def test_each_construct_converts_to_the_rst_expected(tmp_path):
