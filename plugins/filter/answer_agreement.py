@@ -31,6 +31,14 @@ options:
     description: The probe set's name (the chat probe's O(glm53.serving.vllm_chat_probe#module:probe_set)).
     type: str
     required: true
+  kept:
+    description:
+      - Other hosts' last evidence (sliced runs - the fleet's store, M(glm53.serving.evidence_store)), each with its
+        C(host) and C(chat); a host of the play is taken from O(_input), never from here, so every slice compares
+        with the whole fleet's answers.
+    type: list
+    elements: dict
+    default: []
 author:
   - glm53.serving contributors (@glm53)
 """
@@ -72,10 +80,15 @@ def _answers(hostvars, probe_set):
     return out
 
 
-def answer_agreement(hostvars, host, probe_set):
+def answer_agreement(hostvars, host, probe_set, kept=None):
     if not isinstance(hostvars, (list, tuple)):
         raise AnsibleFilterError("answer_agreement expects the play's hosts' variables (a list)")
+    if not isinstance(kept or [], (list, tuple)):
+        raise AnsibleFilterError("answer_agreement's kept must be a list of evidence (the store's)")
     answers = _answers(hostvars, probe_set)
+    for name, more in _answers([{"inventory_hostname": e.get("host"), _RESULT: e.get("chat")}
+                                for e in kept or [] if isinstance(e, Mapping) and e.get("host")], probe_set).items():
+        answers.setdefault(name, more)
     mine = answers.get(str(host))
     if mine is None or len(answers) < 3:
         return {}

@@ -40,7 +40,7 @@ EXTRA = {"ansible_python_interpreter": sys.executable, "service_mode": "none", "
 # what a host's line of the report says, less when it was probed and by whom
 SAME = ("host", "passed", "causes", "engine_version", "engine_commit")
 # the fleet's word on a differing answer ("it differs from N of M hosts of this release"), which each slice says from
-# the hosts it probed (a slice does not wait for the others)
+# the hosts it probed and the evidence the store held when it probed (a slice does not wait for the others)
 FLEET_NOTE = re.compile(r" \(it differs(?: from \d+ of \d+ hosts of this release, which answered «[^»]*»\)|[^(]*?…)")
 
 
@@ -145,12 +145,19 @@ def test_the_report_from_the_store_is_the_unsliced_fleets(fleet, etcd):
     t0 = time.monotonic()
     probe_sliced("again")
     _rev, kvs = EtcdGateway(etcd).range_prefix("/glm53/evidence/")
-    medians = dict((e["host"], e["reference"]["fleet_median"]) for e in (json.loads(v["value"]) for v in kvs.values()))
-    with open(tmp / "one" / "report" / (names[0] + ".json")) as fh:
-        whole = json.load(fh)["reference"]["fleet_median"]
-    print("sliced report: the reference median over the whole fleet in every slice (%.1f s): %s"
-          % (time.monotonic() - t0, whole))
-    assert whole and all(m == whole for m in medians.values()), (whole, medians)
+    again = dict((e["host"], e) for e in (json.loads(v["value"]) for v in kvs.values()))
+    unsliced = {}
+    for n in names:
+        with open(tmp / "one" / "report" / (n + ".json")) as fh:
+            unsliced[n] = json.load(fh)
+    whole = unsliced[names[0]]["reference"]["fleet_median"]
+    differ = sorted(n for n in names if again[n]["chat"]["agreement"] != unsliced[n]["chat"]["agreement"])
+    print("sliced report: over the whole fleet in every slice (%.1f s): the reference median %s; the answers' "
+          "agreement as unsliced on %d of %d hosts (%d named as differing)"
+          % (time.monotonic() - t0, whole, len(names) - len(differ), len(names),
+             sum(1 for n in names if unsliced[n]["chat"]["agreement"])))
+    assert whole and all(again[n]["reference"]["fleet_median"] == whole for n in names), again
+    assert not differ and any(unsliced[n]["chat"]["agreement"] for n in names), differ
 
 
 def test_the_store_refuses_what_is_not_evidence(etcd, run_module):

@@ -76,3 +76,14 @@ def test_no_majority_or_too_few_hosts_names_nobody():
     assert answer_agreement([hv("a", "Hello!"), hv("c", "ello!")], "c", SET) == {}
     # hosts asked another probe set (another release) are not compared
     assert answer_agreement([hv("a", "Hello!", "r2/GLM"), hv("b", "Hello!", "r2/GLM"), hv("c", "ello!")], "c", SET) == {}
+
+
+def test_the_stores_evidence_of_other_hosts_counts_and_the_plays_own_wins():
+    # a slice sees two hosts; the store holds the fleet's others (evidence: host and chat), so a majority is found
+    play = [hv("c", "ello!"), hv("d", "Hello!")]
+    kept = [host("a"), host("b"), host("e", probe_set="r2/GLM"), host("c", greeting="Hello!")]
+    assert answer_agreement(play, "c", SET) == {}  # two hosts alone: too few
+    assert answer_agreement(play, "c", SET, kept=kept) == {
+        "greeting": {"agree": 3, "of": 4, "majority": "Hello!", "hosts": ["a", "b", "d"]}}
+    with pytest.raises(AnsibleFilterError, match="kept must be a list"):
+        answer_agreement(play, "c", SET, kept="a")
