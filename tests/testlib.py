@@ -154,6 +154,22 @@ def start_alertmanager(tmp, config=None, port=None, binary="prometheus-alertmana
     return _answering(proc, url, "/api/v2/status", log)
 
 
+def start_prometheus(tmp, targets, interval="1s"):
+    """A real Prometheus (Debian's) on a loopback port scraping {host: address} every interval, each target labelled
+    host as the monitoring role's scrape configuration labels it; its data and log in tmp. Returns (process, url)."""
+    port, log = free_port(), os.path.join(str(tmp), "prometheus.log")
+    config = os.path.join(str(tmp), "prometheus.yml")
+    with open(config, "w") as f:
+        f.write(json.dumps({"global": {"scrape_interval": interval, "evaluation_interval": interval},
+                            "scrape_configs": [{"job_name": "node", "static_configs": [
+                                {"targets": [address], "labels": {"host": host}} for host, address in sorted(targets.items())]}]}))
+    proc = subprocess.Popen([shutil.which("prometheus") or "prometheus", "--config.file=%s" % config,
+                             "--storage.tsdb.path=%s" % os.path.join(str(tmp), "prometheus-data"),
+                             "--web.listen-address=127.0.0.1:%d" % port],
+                            stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    return _answering(proc, "http://127.0.0.1:%d" % port, "/-/ready", log)
+
+
 def start_etcd(tmp):
     """A real etcd (Debian's etcd-server) of one member on loopback ports, its data and log in tmp: the store that
     sliced runs share. Returns (process, client url); terminate the process after."""

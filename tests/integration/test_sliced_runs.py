@@ -9,6 +9,11 @@ heal_min_serving 75% (30 of 40) and twelve hosts answering gibberish, three in e
 the pool below 30; with the store (glm53_store_url) each drain is claimed within the whole pool's budget (10 out at
 once), refused claims hold their hosts, the pool never goes below 30, and the next sliced run heals the held ones.
 
+Prometheus, the read side: a slice of four hosts (one failing) in a pool of ten whose six other hosts are another
+slice's, their last verdicts exported as the probes export them (verdict_metrics' textfile, read by node_exporter) and
+scraped by a real Prometheus: five of the six failed. With glm53_prometheus_url, heal counts 1 + 3 hosts passing, below
+heal_min_serving 6, and holds its failing host; without it, the six count as passing (as with --limit) and it heals.
+
 Upgrade (sliced/upgrade.yml: the rolling play through the rollout role's canary, claim and release entry points),
 with rollout_pool_max_down 4: the same upgrade unsliced (one controller, rollout_serial 4, no store) and sliced (four
 slices, the store); the sliced one runs one canary, whose turn ends before any other host is drained, and never has
@@ -23,11 +28,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import time
+import urllib.request
 
 import pytest
 
-from testlib import REPO
+from testlib import REPO, free_port, run_module_here, start_prometheus, wait_for_http
 from slicedlib import Fleet, failures, heal_states, sliced_run
 
 from ansible_collections.glm53.serving.plugins.module_utils._fleet_store import EtcdGateway, PoolClaims
@@ -178,3 +185,62 @@ def test_sliced_upgrade_runs_one_canary_and_keeps_the_pools_limit_of_hosts_down(
     assert all("not upgraded: the pool's canary for r4, %s" % bad["host"] in m and "failed: " in m
                for m in stopped.values()), stopped
     assert all(fleet.release(n) == "r3" for n in names) and fleet.serving() == names
+
+
+def test_heal_counts_the_other_slices_hosts_from_prometheus(tmp_path, tmp_path_factory):
+    from ansible_collections.glm53.serving.plugins.modules import prometheus_query, verdict_metrics
+    procs = []
+    small = Fleet(tmp_path_factory.mktemp("slice"), 4, prefix="p")
+    try:
+        # the other slice's six hosts: each a node_exporter reading its verdict, as the probes write it
+        targets = {}
+        for i in range(6):
+            d = tmp_path / ("q%02d" % i)
+            d.mkdir()
+            (d / "glm53_probes.prom").write_text(verdict_metrics.render(
+                {"passed": i == 0, "engine_version": "0.28.1", "engine_commit": "f2935ce322", "health": {"ready": True},
+                 "chat": {"passed": i == 0}}, "r1", int(time.time()), {}))
+            port = free_port()
+            log = str(d / "node_exporter.log")
+            procs.append(subprocess.Popen([shutil.which("prometheus-node-exporter"), "--collector.disable-defaults",
+                                           "--collector.textfile", "--collector.textfile.directory=%s" % d,
+                                           "--web.listen-address=127.0.0.1:%d" % port],
+                                          stdout=open(log, "w"), stderr=subprocess.STDOUT))
+            wait_for_http("http://127.0.0.1:%d/metrics" % port, procs[-1], log)
+            targets["q%02d" % i] = "127.0.0.1:%d" % port
+        prom, url = start_prometheus(tmp_path, targets)
+        procs.append(prom)
+        deadline = time.monotonic() + 60
+        query = url + "/api/v1/query?query=glm53_probe_verdict%7Bprobe%3D%22all%22%7D"
+        while True:
+            with urllib.request.urlopen(query, timeout=5) as resp:
+                seen = json.load(resp)["data"]["result"]
+            if len(seen) == 6:
+                break
+            assert time.monotonic() < deadline, "Prometheus did not scrape the six hosts: %s" % seen
+            time.sleep(0.5)
+        # the module: the samples with their labels; a query Prometheus refuses, or no vector, fails naming why
+        got = run_module_here(prometheus_query, {"url": url, "query": 'glm53_probe_verdict{probe="all"}'})
+        assert sorted((x["labels"]["host"], x["value"]) for x in got["samples"]) == [
+            ("q00", 1.0)] + [("q%02d" % i, 0.0) for i in range(1, 6)], got
+        bad = run_module_here(prometheus_query, {"url": url, "query": "glm53_probe_verdict{"})
+        assert bad["failed"] and "Prometheus refused the query" in bad["msg"], bad
+        scalar = run_module_here(prometheus_query, {"url": url, "query": "scalar(vector(1))"})
+        assert scalar["failed"] and "not an instant vector" in scalar["msg"], scalar
+        gone = run_module_here(prometheus_query, {"url": "http://127.0.0.1:9", "query": "up", "timeout": 2})
+        assert gone["failed"] and "127.0.0.1:9" in gone["msg"], gone
+        small.start(failing=["p00"])
+        common = {"heal_min_serving": 6, "glm53_pool_size": 10, "glm53_store_url": ""}
+        _least, runners, seconds, _n = sliced_run(tmp_path, small, HEAL, "prom", 1, glm53_prometheus_url=url, **common)
+        state, reason = heal_states(runners)["p00"]
+        print("\nheal with Prometheus (%.1f s): p00 %s: %s" % (seconds, state, reason[:160]))
+        assert state == "held" and reason.startswith("not healed: 4 of 10 hosts pass, below heal_min_serving=6"), reason
+        assert not small.answers_well("p00"), "a held host is not restarted"
+        _least, runners, seconds, _n = sliced_run(tmp_path, small, HEAL, "noprom", 1, **common)
+        state, reason = heal_states(runners)["p00"]
+        print("heal without Prometheus (%.1f s): p00 %s (the six other hosts counted as passing)" % (seconds, state))
+        assert state == "healed" and small.answers_well("p00"), (state, reason)
+    finally:
+        small.stop()
+        for p in procs:
+            p.terminate()
