@@ -28,7 +28,7 @@ description:
     a heal left drained), until a later release with O(down=false) (the host serves again), whoever releases it.
   - With O(wait) above 0, a claim the budget refuses is tried again every second for up to O(wait) seconds (a
     rollout's slices queue for the pool's limit of hosts down; heal does not wait, it holds the host).
-  - With O(state=canary) it elects the pool's canary for O(release): the first host to ask becomes it (RV(is_canary)
+  - With O(state=canary) it elects the pool's canary for O(release); the first host to ask becomes it (RV(is_canary)
     true), in one transaction that creates the pool's C(canary/<release>) key on a lease of O(ttl) seconds (a canary
     whose slice died loses it after that, and the next host to ask takes over). A host that is not the canary waits,
     up to O(wait) seconds, until the canary's outcome is recorded, and returns it (RV(canary_state)). The canary's own

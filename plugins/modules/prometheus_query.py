@@ -14,7 +14,7 @@ description:
   - Sends one instant query (C(GET /api/v1/query)) to Prometheus and returns its samples, each with its labels and
     value. Sliced runs (AWX job slicing) read the whole fleet's last verdicts here, which the probes export
     (C(glm53_probe_verdict), through node_exporter's textfile collector, labelled C(host) by the monitoring role's
-    scrape configuration): heal.yml counts the pool's passing hosts that are not in its slice from it.
+    scrape configuration); heal.yml counts the pool's passing hosts that are not in its slice from it.
   - Standard library only (Ansible's open_url); run it on the controller (C(delegate_to) localhost).
   - A query Prometheus refuses, or an answer that is not Prometheus's, fails with its error; a result that is no
     instant vector (a scalar, a string) fails too.
