@@ -31,7 +31,7 @@ description:
   - With O(state=canary) it elects the pool's canary for O(release); the first host to ask becomes it (RV(is_canary)
     true), in one transaction that creates the pool's C(canary/<release>) key on a lease of O(ttl) seconds (a canary
     whose slice died loses it after that, and the next host to ask takes over). A host that is not the canary waits,
-    up to O(wait) seconds, until the canary's outcome is recorded, and returns it (RV(canary_state)). The canary's own
+    up to O(wait) seconds, until the canary's outcome is recorded, and returns it (RV(canary)). The canary's own
     run records it with O(outcome) (C(passed) or C(failed)), which keeps it with no lease.
   - Run it on the controller (C(delegate_to) localhost); the hosts themselves never talk to the store.
 author:
