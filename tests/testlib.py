@@ -154,6 +154,19 @@ def start_alertmanager(tmp, config=None, port=None, binary="prometheus-alertmana
     return _answering(proc, url, "/api/v2/status", log)
 
 
+def start_node_exporter(textfiles, address="127.0.0.1", port=None):
+    """A real node_exporter (Debian's) reading only the textfile folder textfiles (where the probes' verdict_metrics
+    writes), on address:port (a free port by default). Returns (process, port); terminate the process after."""
+    port, log = port or free_port(), os.path.join(str(textfiles), "node_exporter.log")
+    proc = subprocess.Popen([shutil.which("prometheus-node-exporter") or "prometheus-node-exporter",
+                             "--collector.disable-defaults", "--collector.textfile",
+                             "--collector.textfile.directory=%s" % textfiles,
+                             "--web.listen-address=%s:%d" % (address, port)],
+                            stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    _answering(proc, "http://%s:%d" % (address, port), "/metrics", log)
+    return proc, port
+
+
 def start_prometheus(tmp, targets, interval="1s"):
     """A real Prometheus (Debian's) on a loopback port scraping {host: address} every interval, each target labelled
     host as the monitoring role's scrape configuration labels it; its data and log in tmp. Returns (process, url)."""

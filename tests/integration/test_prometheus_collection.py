@@ -24,7 +24,7 @@ import urllib.request
 import pytest
 import yaml
 
-from testlib import COLLECTIONS_ROOT, REPO, free_port, start_alertmanager, wait_for_http
+from testlib import COLLECTIONS_ROOT, REPO, free_port, start_alertmanager, start_node_exporter, wait_for_http
 
 BINARIES = {"prometheus": "prometheus", "promtool": "promtool", "alertmanager": "prometheus-alertmanager",
             "amtool": "amtool", "node_exporter": "prometheus-node-exporter"}
@@ -66,12 +66,8 @@ def stack(tmp_path_factory, request):
     (textfiles / "glm53_probes.prom").write_text(verdict_metrics.render(
         {"passed": False, "engine_version": "0.28.1", "engine_commit": "f2935ce322", "health": {"ready": True},
          "chat": {"passed": False}}, "fork-f2935ce322-fi-1a2b3c4d5e", int(time.time()), {}))
-    node_port = free_port()
-    node_log = str(tmp / "node_exporter.log")
-    procs.append(subprocess.Popen([shutil.which("prometheus-node-exporter"), "--collector.disable-defaults",
-                                   "--collector.textfile", "--collector.textfile.directory=%s" % textfiles,
-                                   "--web.listen-address=127.0.0.2:%d" % node_port],
-                                  stdout=open(node_log, "w"), stderr=subprocess.STDOUT))
+    node, node_port = start_node_exporter(textfiles, address="127.0.0.2")
+    procs.append(node)
     am_port = free_port()
     (tmp / "hosts").write_text(
         "[glm53_serving]\ngpu-a ansible_host=127.0.0.1 serve_port=%d\ngpu-b ansible_host=127.0.0.2 serve_port=%d\n"

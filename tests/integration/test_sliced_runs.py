@@ -28,13 +28,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import time
 import urllib.request
 
 import pytest
 
-from testlib import REPO, free_port, run_module_here, start_prometheus, wait_for_http
+from testlib import REPO, run_module_here, start_node_exporter, start_prometheus
 from slicedlib import Fleet, failures, heal_states, sliced_run
 
 from ansible_collections.glm53.serving.plugins.module_utils._fleet_store import EtcdGateway, PoolClaims
@@ -200,13 +199,8 @@ def test_heal_counts_the_other_slices_hosts_from_prometheus(tmp_path, tmp_path_f
             (d / "glm53_probes.prom").write_text(verdict_metrics.render(
                 {"passed": i == 0, "engine_version": "0.28.1", "engine_commit": "f2935ce322", "health": {"ready": True},
                  "chat": {"passed": i == 0}}, "r1", int(time.time()), {}))
-            port = free_port()
-            log = str(d / "node_exporter.log")
-            procs.append(subprocess.Popen([shutil.which("prometheus-node-exporter"), "--collector.disable-defaults",
-                                           "--collector.textfile", "--collector.textfile.directory=%s" % d,
-                                           "--web.listen-address=127.0.0.1:%d" % port],
-                                          stdout=open(log, "w"), stderr=subprocess.STDOUT))
-            wait_for_http("http://127.0.0.1:%d/metrics" % port, procs[-1], log)
+            proc, port = start_node_exporter(d)
+            procs.append(proc)
             targets["q%02d" % i] = "127.0.0.1:%d" % port
         prom, url = start_prometheus(tmp_path, targets)
         procs.append(prom)
