@@ -535,6 +535,8 @@ ROLLOUT = {
     "rollout-serial-0": ({"rollout_serial": 0}, ["rollout_serial=0", "whole fleet"]),
     "rollout-serial-negative": ({"rollout_serial": -1}, ["rollout_serial=-1"]),
     "rollout-serial-0-percent": ({"rollout_serial": "0%"}, ["rollout_serial=\"0%\""]),
+    "rollout-serial-2-sliced": ({"rollout_serial": 2, "glm53_store_url": "http://127.0.0.1:2379"},
+                                ["rollout_serial=2 with glm53_store_url", "rollout_serial=1"]),
     "rollout-serial-150-percent": ({"rollout_serial": "150%"}, ["rollout_serial=\"150%\""]),
     "rollout-drain-0": ({"rollout_drain_timeout": 0}, ["rollout_drain_timeout=0"]),
     "rollout-drain-undefined": ({"rollout_drain_timeout": "{{ drain_s }}"},

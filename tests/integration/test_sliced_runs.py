@@ -15,14 +15,14 @@ scraped by a real Prometheus: five of the six failed. With glm53_prometheus_url,
 heal_min_serving 6, and holds its failing host; without it, the six count as passing (as with --limit) and it heals.
 
 Upgrade (sliced/upgrade.yml: the rolling play through the rollout role's canary, claim and release entry points),
-with rollout_pool_max_down 4: the same upgrade unsliced (one controller, rollout_serial 4, no store) and sliced (four
-slices, the store); the sliced one runs one canary, whose turn ends before any other host is drained, and never has
-more than 4 hosts out (from each host's drain and admission times, and the sampler); the wall times of both are
-printed. Then a release whose canary fails its proof: the canary rolls back, and every other host of every slice
-stops without being drained, naming the canary's failure.
+with rollout_pool_max_down 4, as four slices with the store: one canary, whose turn ends before any other host is
+drained, and never more than 4 hosts out (from each host's drain and admission times, and the sampler). Then a
+release whose canary fails its proof: the canary rolls back, and every other host of every slice stops without being
+drained, naming the canary's failure. hack/bench_sliced.sh runs the same upgrade unsliced first (one controller,
+rollout_serial 4, no store) and prints both wall times.
 
 GLM53_SLICED_HOSTS sets the pool's size (40; a multiple of 4, with at least 12 failing hosts' room) for a run on a
-bigger machine, whose printed wall times are the figures docs/awx.md gives."""
+bigger machine."""
 from __future__ import annotations
 
 import json
@@ -130,13 +130,19 @@ def test_sliced_upgrade_runs_one_canary_and_keeps_the_pools_limit_of_hosts_down(
     print("stage: fleet up on r1 in %.1f s" % (time.monotonic() - t0))
     names = fleet.names()
 
-    # 1. unsliced, as one controller runs it today: rollout_serial hosts at a time, no store
-    least, runners, unsliced, _n = sliced_run(tmp_path, fleet, UPGRADE, "up-one", 1, forks=MAX_DOWN,
-                                              venv_release_id="r2", rollout_serial=MAX_DOWN, glm53_store_url="")
-    assert runners[0].status == "successful", failures(runners)
-    assert all(fleet.release(n) == "r2" for n in names)
-    print("stage: unsliced upgrade to r2: %.1f s, fewest serving %d, most out at once %d"
-          % (unsliced, least, most_out_at_once(fleet, names)))
+    # 1. unsliced, as one controller runs it today: rollout_serial hosts at a time, no store. The wall-time baseline
+    # of hack/bench_sliced.sh (GLM53_SLICED_BASELINE=1); the tests' run leaves it out (the ratio is a figure, not a
+    # check, and its run is the longest here)
+    unsliced = None
+    if os.environ.get("GLM53_SLICED_BASELINE") == "1":
+        least, runners, unsliced, _n = sliced_run(tmp_path, fleet, UPGRADE, "up-one", 1, forks=MAX_DOWN,
+                                                  venv_release_id="r2", rollout_serial=MAX_DOWN, glm53_store_url="")
+        assert runners[0].status == "successful", failures(runners)
+        assert all(fleet.release(n) == "r2" for n in names)
+        print("stage: unsliced upgrade to r2: %.1f s, fewest serving %d, most out at once %d"
+              % (unsliced, least, most_out_at_once(fleet, names)))
+    else:
+        print("stage: the unsliced baseline is hack/bench_sliced.sh's (GLM53_SLICED_BASELINE=1), not run here")
 
     # 2. sliced, with the store: one canary for the pool, then every slice under one limit of hosts down
     for n in names:
@@ -162,8 +168,9 @@ def test_sliced_upgrade_runs_one_canary_and_keeps_the_pools_limit_of_hosts_down(
     assert most > 1, "the slices never overlapped: the test shows nothing of the pool-wide limit"
     view = PoolClaims(EtcdGateway(etcd), "/glm53/heal", "upgrade").read()
     assert view["claims"] == {} and view["down"] == {}, view
-    print("sliced upgrade: %d hosts, 4 slices %.1f s against one controller %.1f s: %.2fx (this machine, %d cores)"
-          % (HOSTS, sliced, unsliced, sliced / unsliced, os.cpu_count()))
+    if unsliced:
+        print("sliced upgrade: %d hosts, 4 slices %.1f s against one controller %.1f s: %.2fx (this machine, %d cores)"
+              % (HOSTS, sliced, unsliced, sliced / unsliced, os.cpu_count()))
 
     # 3. a release whose canary fails its proof: it rolls back; no other host of any slice is drained
     for n in names:
