@@ -119,8 +119,15 @@ def test_a_waiting_claim_gets_the_place_a_release_frees(etcd):
     refused = call(etcd, "q1", "h2", pool_size=3, min_serving=2, holder="s2")
     assert not refused["claimed"] and refused["waited"] == 0, refused
     got = {}
-    waiter = threading.Thread(target=lambda: got.update(call(etcd, "q1", "h2", pool_size=3, min_serving=2,
-                                                             holder="s2", wait=30)))
+
+    class M(object):  # the module's own claim in a thread (run_module_here's module state is the process's)
+        check_mode = False
+
+        def fail_json(self, **kw):
+            raise AssertionError(kw)
+    store = PoolClaims(EtcdGateway(etcd), "/glm53/heal", "q1")
+    p = dict(host="h2", holder="s2", pool_size=3, min_serving=2, ttl=60, retries=50, pool="q1", wait=30)
+    waiter = threading.Thread(target=lambda: got.update(fleet_claim.claim(M(), store, p)))
     waiter.start()
     time.sleep(3)
     assert waiter.is_alive() and not got, "the claim should still wait for h1's place"
